@@ -1,0 +1,98 @@
+//! # pgraphrag-core
+//!
+//! The bottom crate of the pgraphrag workspace: the shared vocabulary ([`Entry`],
+//! [`Scored`], [`Embeddings`], [`Prompt`], [`GenParams`]) and the narrow, one-method
+//! traits that every other crate implements or consumes:
+//!
+//! | trait | one method | implemented in |
+//! |---|---|---|
+//! | [`Retriever`] | `rank(query, docs, k)` | `pgraphrag-retrieval` (BM25, dense, random, none) |
+//! | [`Encoder`] | `encode(texts)` | `pgraphrag-retrieval` (BERT mean pooling on candle) |
+//! | [`Generator`] | `generate(prompt, params)` | `pgraphrag-llm` (GGUF on candle, OpenAI-compatible HTTP) |
+//! | [`Metric`] | `score(prediction, reference)` | `pgraphrag-metrics` (ROUGE, METEOR, BLEU) |
+//!
+//! It depends on `serde` and `thiserror` only, so a third party can implement a trait
+//! against this small, stable crate without pulling in candle.
+//!
+//! ```
+//! use pgraphrag_core::{Retriever, Scored, Result};
+//!
+//! /// Ranks documents by length, longest first: a toy retriever in five lines.
+//! struct Longest;
+//! impl Retriever for Longest {
+//!     fn rank(&self, _query: &str, docs: &[&str], k: Option<usize>) -> Result<Vec<Scored<usize>>> {
+//!         let mut out: Vec<_> = docs.iter().enumerate().map(|(i, d)| Scored::new(i, d.len() as f64)).collect();
+//!         pgraphrag_core::sort_desc(&mut out);
+//!         out.truncate(k.unwrap_or(out.len()));
+//!         Ok(out)
+//!     }
+//! }
+//! let top = Longest.rank("q", &["a", "abc", "ab"], Some(2)).unwrap();
+//! assert_eq!(top.iter().map(|s| s.item).collect::<Vec<_>>(), vec![1, 2]);
+//! ```
+#![deny(missing_docs)]
+
+mod error;
+mod types;
+
+pub use error::{Error, Result};
+pub use types::{Embeddings, Entry, GenParams, Message, Prompt, Role, Scored, sort_desc};
+
+/// Ranks candidate documents for a query.
+///
+/// `docs` are the candidate texts (for PGraphRAG, `"{title} {text}"` of each review in a
+/// user's profile); the result holds indices into `docs` with their scores, best first,
+/// at most `k` of them (`None` = all). Implementations must return finite scores only.
+pub trait Retriever {
+    /// Scores `docs` against `query` and returns the best `k` (all when `k` is `None`).
+    fn rank(&self, query: &str, docs: &[&str], k: Option<usize>) -> Result<Vec<Scored<usize>>>;
+}
+
+/// Turns texts into dense vectors (one row per text).
+pub trait Encoder {
+    /// Encodes `texts` into an [`Embeddings`] matrix with one row per text, in order.
+    fn encode(&self, texts: &[&str]) -> Result<Embeddings>;
+}
+
+/// One prompt in, one completion out.
+pub trait Generator {
+    /// Generates a completion for `prompt` under `params`.
+    fn generate(&self, prompt: &Prompt, params: &GenParams) -> Result<String>;
+}
+
+/// Scores one prediction against one reference; returns named scores (e.g. `rouge1`).
+pub trait Metric {
+    /// Scores `prediction` against `reference`.
+    fn score(&self, prediction: &str, reference: &str) -> Vec<(&'static str, f64)>;
+}
+
+impl<T: Retriever + ?Sized> Retriever for &T {
+    fn rank(&self, query: &str, docs: &[&str], k: Option<usize>) -> Result<Vec<Scored<usize>>> {
+        (**self).rank(query, docs, k)
+    }
+}
+impl<T: Retriever + ?Sized> Retriever for Box<T> {
+    fn rank(&self, query: &str, docs: &[&str], k: Option<usize>) -> Result<Vec<Scored<usize>>> {
+        (**self).rank(query, docs, k)
+    }
+}
+impl<T: Encoder + ?Sized> Encoder for &T {
+    fn encode(&self, texts: &[&str]) -> Result<Embeddings> {
+        (**self).encode(texts)
+    }
+}
+impl<T: Encoder + ?Sized> Encoder for Box<T> {
+    fn encode(&self, texts: &[&str]) -> Result<Embeddings> {
+        (**self).encode(texts)
+    }
+}
+impl<T: Generator + ?Sized> Generator for &T {
+    fn generate(&self, prompt: &Prompt, params: &GenParams) -> Result<String> {
+        (**self).generate(prompt, params)
+    }
+}
+impl<T: Generator + ?Sized> Generator for Box<T> {
+    fn generate(&self, prompt: &Prompt, params: &GenParams) -> Result<String> {
+        (**self).generate(prompt, params)
+    }
+}

@@ -1,0 +1,222 @@
+use serde::{Deserialize, Serialize};
+
+/// One authored document: a review, a post, an email. The unit every profile is made of.
+///
+/// ```
+/// let e = pgraphrag_core::Entry { author: "u1".into(), item: "p1".into(), title: Some("Great".into()),
+///     text: Some("Loved it".into()), ..Default::default() };
+/// assert_eq!(e.title_text(), "Great Loved it");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Stable id of the entry within its corpus (for PGraphRAG, the `doc_id`).
+    pub id: usize,
+    /// Who wrote it (user id).
+    pub author: String,
+    /// What it is about (product id, hotel id, ...).
+    pub item: String,
+    /// Title, if any (PGraphRAG: missing or empty titles are `None`).
+    pub title: Option<String>,
+    /// Body text, if any.
+    pub text: Option<String>,
+    /// Rating, if any.
+    pub rating: Option<f64>,
+    /// Time as seconds since the Unix epoch, if known (used by recency ranking).
+    pub time: Option<i64>,
+}
+
+impl Entry {
+    /// PGraphRAG's document text: `f"{title} {text}"`, where a missing field is the string
+    /// `None`, exactly as the released notebook formats it.
+    pub fn title_text(&self) -> String {
+        format!(
+            "{} {}",
+            self.title.as_deref().unwrap_or("None"),
+            self.text.as_deref().unwrap_or("None")
+        )
+    }
+}
+
+/// A value with a score. Retrievers return `Scored<usize>` (an index and its score).
+///
+/// ```
+/// let s = pgraphrag_core::Scored::new(3usize, 0.5);
+/// assert_eq!((s.item, s.score), (3, 0.5));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Scored<T> {
+    /// The value.
+    pub item: T,
+    /// Its score; higher is better.
+    pub score: f64,
+}
+
+impl<T> Scored<T> {
+    /// Pairs `item` with `score`.
+    pub fn new(item: T, score: f64) -> Self {
+        Scored { item, score }
+    }
+}
+
+/// Sorts best first by score (stable: equal scores keep their input order). NaN sorts last.
+///
+/// ```
+/// let mut v = vec![pgraphrag_core::Scored::new(0, 1.0), pgraphrag_core::Scored::new(1, 2.0)];
+/// pgraphrag_core::sort_desc(&mut v);
+/// assert_eq!(v[0].item, 1);
+/// ```
+pub fn sort_desc<T>(v: &mut [Scored<T>]) {
+    v.sort_by(|a, b| {
+        b.score
+            .partial_cmp(&a.score)
+            .unwrap_or_else(|| a.score.is_nan().cmp(&b.score.is_nan()))
+    });
+}
+
+/// A row-major matrix of embeddings: `rows() x dim`.
+///
+/// ```
+/// let e = pgraphrag_core::Embeddings::new(2, vec![1.0, 0.0, 0.0, 1.0]).unwrap();
+/// assert_eq!(e.rows(), 2);
+/// assert_eq!(e.row(1), &[0.0, 1.0]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Embeddings {
+    dim: usize,
+    data: Vec<f32>,
+}
+
+impl Embeddings {
+    /// Builds from a flat row-major buffer; errors if `data.len()` is not a multiple of `dim`.
+    pub fn new(dim: usize, data: Vec<f32>) -> crate::Result<Self> {
+        if dim == 0 || data.len() % dim != 0 {
+            return Err(crate::Error::InvalidInput(format!(
+                "embedding buffer of {} floats is not a whole number of rows of dimension {dim}",
+                data.len()
+            )));
+        }
+        Ok(Embeddings { dim, data })
+    }
+    /// The dimension of each row.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+    /// How many rows.
+    pub fn rows(&self) -> usize {
+        self.data.len() / self.dim
+    }
+    /// Row `i`. Panics if `i >= rows()`, like slice indexing.
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.data[i * self.dim..(i + 1) * self.dim]
+    }
+    /// The flat row-major buffer.
+    pub fn as_slice(&self) -> &[f32] {
+        &self.data
+    }
+    /// Consumes self and returns the flat row-major buffer.
+    pub fn into_vec(self) -> Vec<f32> {
+        self.data
+    }
+}
+
+/// Who speaks a chat message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The system message.
+    System,
+    /// The user.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Message {
+    /// Who speaks.
+    pub role: Role,
+    /// What is said.
+    pub content: String,
+}
+
+/// What a [`crate::Generator`] is given: chat messages, to be formatted with the model's
+/// chat template, or a raw string sent as is (e.g. PGraphRAG's hand-written Llama wrapper).
+///
+/// ```
+/// let p = pgraphrag_core::Prompt::user("Hi").with_system("Be brief.");
+/// assert_eq!(p.messages().len(), 2);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Prompt {
+    /// Messages to format with the model's chat template.
+    Chat(Vec<Message>),
+    /// A pre-formatted string, passed to the model verbatim.
+    Raw(String),
+}
+
+impl Prompt {
+    /// A one-message user prompt.
+    pub fn user(content: impl Into<String>) -> Self {
+        Prompt::Chat(vec![Message {
+            role: Role::User,
+            content: content.into(),
+        }])
+    }
+    /// Puts a system message first (replacing any existing one). A raw prompt is unchanged.
+    pub fn with_system(self, content: impl Into<String>) -> Self {
+        match self {
+            Prompt::Chat(mut m) => {
+                m.retain(|x| x.role != Role::System);
+                m.insert(
+                    0,
+                    Message {
+                        role: Role::System,
+                        content: content.into(),
+                    },
+                );
+                Prompt::Chat(m)
+            }
+            raw => raw,
+        }
+    }
+    /// The messages (empty for a raw prompt).
+    pub fn messages(&self) -> &[Message] {
+        match self {
+            Prompt::Chat(m) => m,
+            Prompt::Raw(_) => &[],
+        }
+    }
+}
+
+/// Generation parameters. `temperature == 0.0` means greedy decoding.
+///
+/// ```
+/// let p = pgraphrag_core::GenParams { max_tokens: 32, ..Default::default() };
+/// assert_eq!(p.temperature, 0.0);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GenParams {
+    /// Most new tokens to generate.
+    pub max_tokens: usize,
+    /// Sampling temperature; `0.0` is greedy.
+    pub temperature: f64,
+    /// Nucleus sampling mass; `None` disables it.
+    pub top_p: Option<f64>,
+    /// Seed of the sampler.
+    pub seed: u64,
+    /// Extra stop strings (the model's own end-of-turn tokens always stop).
+    pub stop: Vec<String>,
+}
+
+impl Default for GenParams {
+    fn default() -> Self {
+        GenParams {
+            max_tokens: 256,
+            temperature: 0.0,
+            top_p: None,
+            seed: 42,
+            stop: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! # pgraphrag-retrieval
+//!
+//! Retrieval for personalized RAG: rank_bm25-identical BM25Okapi, Lucene BM25, dense BERT mean-pooling (Contriever recipe) on candle, random, and graph-scoped profile retrieval.
+#![deny(missing_docs)]
