@@ -1,5 +1,12 @@
 //! `pgraphrag`: the command-line tool of the pgraphrag workspace.
+//!
+//! Each subcommand lives in its own module with an `Args` struct and a `run` function.
 use clap::{Parser, Subcommand};
+
+mod bench_cmd;
+mod embed_cmd;
+mod metrics_cmd;
+mod rank_cmd;
 
 /// Personalized retrieval-augmented generation: rank profiles, score outputs, run benchmarks.
 #[derive(Parser)]
@@ -10,9 +17,22 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Rank each user's profile (user and neighbour reviews) and write PGraphRAG ranking files.
+    Rank(rank_cmd::Args),
+    /// Score prediction/reference pairs with ROUGE, METEOR and BLEU.
+    Metrics(metrics_cmd::Args),
+    /// Encode texts with a BERT mean-pooling encoder.
+    Embed(embed_cmd::Args),
+    /// Run the PGraphRAG benchmark: modes x k on one split and task, with a local or remote LLM.
+    Bench(bench_cmd::Args),
+}
 
 fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
-    match cli.command {}
+    match Cli::parse().command {
+        Command::Rank(a) => rank_cmd::run(a),
+        Command::Metrics(a) => metrics_cmd::run(a),
+        Command::Embed(a) => embed_cmd::run(a),
+        Command::Bench(a) => bench_cmd::run(a),
+    }
 }

@@ -1,4 +1,13 @@
 //! # pgraphrag-retrieval
 //!
-//! Retrieval for personalized RAG: rank_bm25-identical BM25Okapi, Lucene BM25, dense BERT mean-pooling (Contriever recipe) on candle, random, and graph-scoped profile retrieval.
+//! Retrieval for personalized RAG: rank_bm25-identical BM25Okapi, Lucene BM25, dense BERT
+//! mean-pooling (Contriever recipe) on candle, random, and graph-scoped profile retrieval.
 #![deny(missing_docs)]
+
+mod error;
+pub use error::{Error, Result};
+
+pub mod sparse;
+pub mod profile;
+#[cfg(feature = "dense")]
+pub mod dense;
