@@ -7,7 +7,7 @@
 mod error;
 pub use error::{Error, Result};
 
-pub mod sparse;
-pub mod profile;
 #[cfg(feature = "dense")]
 pub mod dense;
+pub mod profile;
+pub mod sparse;
