@@ -1,10 +1,355 @@
-//! `pgraphrag bench` (placeholder until its issue lands).
+//! `pgraphrag bench`: PGraphRAG's generation grid (`master_generation.py`) and evaluation
+//! (`master_eval.py`) on one split and task, with a local GGUF model (SmolLM2 by default) or
+//! an OpenAI-compatible server.
+//!
+//! Pipeline: load the split → build the user-item graph of the whole split → rank the first
+//! `--limit` users' profiles with BM25 (the released notebook's semantics, as `pgraphrag
+//! rank`) → for each user and each (mode, k) build the prompt → generate each distinct
+//! prompt once through the SQLite cache `DIR/cache.sqlite` (a rerun reuses every finished
+//! generation) → write `OUTPUT-*.json`, extract answers, score → `results.md`,
+//! `results.csv`, and the table on stdout. See `docs/bench.md`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use pgraphrag_core::{GenParams, Generator, Prompt};
+use pgraphrag_data::{IdPolicy, load_split, write_rankings};
+use pgraphrag_eval::{
+    Bench, CachedGenerator, ConfigOutputs, GenerationCache, RatingScorer, ResultsTable, RunName,
+    Scorer, TextScorer, Wrapper, gold, pgraphrag_grid, ranked_profile, write_atomic,
+    write_output_file,
+};
+use pgraphrag_graph::GraphOptions;
+use pgraphrag_llm::{
+    ContextOverflow, GgufModel, GgufOptions, OpenAiClient, OpenAiOptions, WeightFormat,
+    default_model_path,
+};
+use pgraphrag_prompt::extract::ExtractOptions;
+use pgraphrag_prompt::pgraphrag::{Language, Mode, Task};
+use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker};
+use pgraphrag_retrieval::sparse::TieOrder;
+
+use crate::rank_cmd::{TaskArg, rank_all};
+
+/// The retriever of `pgraphrag bench`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchRetriever {
+    /// BM25Okapi over nltk.word_tokenize(text.lower()), fitted per candidate list (the
+    /// released notebook).
+    Bm25,
+}
+
+/// How a local model holds its weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum WeightsArg {
+    /// Exactly as stored in the GGUF.
+    AsStored,
+    /// 4/5-bit tensors re-quantized to Q8_0 at load (SIMD kernels; faster on CPU).
+    Q8,
+}
+
+/// How the PGraphRAG prompt is handed to the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum WrapperArg {
+    /// The GPT system message + the prompt as user message, in the model's chat template.
+    GptChat,
+    /// The prompt alone as one user message.
+    User,
+    /// The released hand-written Llama-3.1 string, sent raw.
+    Llama3Raw,
+}
 
 /// Arguments of `pgraphrag bench`.
-#[derive(clap::Args)]
-pub struct Args {}
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The PGraphRAG split (e.g. $PGRAPHRAG_DATA/pgraphrag/amazon_dev.json). Its file name
+    /// `{dataset}_{split}.json` names the outputs; `b2w` selects Portuguese directions.
+    #[arg(long)]
+    pub split: PathBuf,
+    /// The task: text, title or rating (reviewText, reviewTitle, reviewRating also accepted).
+    #[arg(long, value_enum)]
+    pub task: TaskArg,
+    /// Run on the first N users of the split (neighbours still come from the whole split).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Output folder: cache.sqlite, OUTPUT-*.json, RANKING-*.json, results.md, results.csv.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// A GGUF model (default: models/SmolLM2-135M-Instruct.Q4_1.gguf, see
+    /// scripts/fetch-llms.sh; or $PGRAPHRAG_MODEL).
+    #[arg(long, conflicts_with = "openai_url")]
+    pub model: Option<PathBuf>,
+    /// Base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8080/v1); the API key
+    /// comes from $OPENAI_API_KEY.
+    #[arg(long, requires = "openai_model")]
+    pub openai_url: Option<String>,
+    /// Model name on the OpenAI-compatible server.
+    #[arg(long)]
+    pub openai_model: Option<String>,
+    /// Label of the model in OUTPUT file names (default: the GGUF file name up to its first
+    /// `.`, or the server's model name).
+    #[arg(long)]
+    pub model_name: Option<String>,
+    /// The ranker.
+    #[arg(long, value_enum, default_value = "bm25")]
+    pub retriever: BenchRetriever,
+    /// Modes to run (comma-separated): none, random, user, neighbor, both.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "none,user,neighbor,both,random"
+    )]
+    pub modes: Vec<String>,
+    /// Values of k (comma-separated); none and random run at k = 1 only.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    pub ks: Vec<usize>,
+    /// Most new tokens per generation (default: 256 text, 32 title, 8 rating).
+    #[arg(long)]
+    pub max_tokens: Option<usize>,
+    /// Sampler seed.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Sampling temperature (0 = greedy; 0.4 is the released GPT setting).
+    #[arg(long, default_value_t = 0.4)]
+    pub temperature: f64,
+    /// Nucleus sampling mass.
+    #[arg(long)]
+    pub top_p: Option<f64>,
+    /// Prompt language (default: pt for b2w splits, en otherwise).
+    #[arg(long)]
+    pub language: Option<String>,
+    /// How the prompt is wrapped for the model.
+    #[arg(long, value_enum, default_value = "gpt-chat")]
+    pub wrapper: WrapperArg,
+    /// Local model weights in memory.
+    #[arg(long, value_enum, default_value = "q8")]
+    pub weights: WeightsArg,
+    /// Keep master_eval.py's never-matching `**Review title:** ""` check in extraction.
+    #[arg(long)]
+    pub reference_extraction: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// The dataset and split names from a split file name like `amazon_dev.json`.
+fn names(path: &Path) -> (String, String) {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "data".into());
+    match stem.split_once('_') {
+        Some((d, s)) if !d.is_empty() && !s.is_empty() => (d.to_string(), s.replace('_', "-")),
+        _ => (stem, "split".into()),
+    }
+}
+
+/// A generator chosen at run time.
+enum Backend {
+    Gguf(Box<GgufModel>),
+    OpenAi(OpenAiClient),
+}
+
+impl Generator for Backend {
+    fn generate(&self, prompt: &Prompt, params: &GenParams) -> pgraphrag_core::Result<String> {
+        match self {
+            Backend::Gguf(m) => m.generate(prompt, params),
+            Backend::OpenAi(c) => c.generate(prompt, params),
+        }
+    }
+}
+
+/// Loads the model; returns it with its cache id and its label for file names.
+fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
+    if let Some(url) = &args.openai_url {
+        let Some(name) = args.openai_model.clone() else {
+            bail!("--openai-url needs --openai-model NAME");
+        };
+        let client = OpenAiClient::new(url.clone(), name.clone(), OpenAiOptions::from_env())
+            .with_context(|| format!("--openai-url {url}"))?;
+        let id = format!("openai:{url}:{name}");
+        return Ok((Backend::OpenAi(client), id, name));
+    }
+    let path = args.model.clone().unwrap_or_else(default_model_path);
+    if !path.is_file() {
+        bail!(
+            "model file {} not found: run scripts/fetch-llms.sh --smollm-only (or pass --model FILE.gguf, \
+             set $PGRAPHRAG_MODEL, or use --openai-url)",
+            path.display()
+        );
+    }
+    let size = std::fs::metadata(&path)
+        .with_context(|| format!("reading {}", path.display()))?
+        .len();
+    let weights = match args.weights {
+        WeightsArg::AsStored => WeightFormat::AsStored,
+        WeightsArg::Q8 => WeightFormat::Q8_0,
+    };
+    let opts = GgufOptions {
+        overflow: ContextOverflow::TruncateLeft,
+        weights,
+        ..Default::default()
+    };
+    let model = GgufModel::load(&path, opts)
+        .with_context(|| format!("loading the GGUF model {}", path.display()))?;
+    let file = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let id = format!("gguf:{file}:{size}:{:?}", args.weights);
+    let label = file.split('.').next().unwrap_or("model").to_string();
+    Ok((Backend::Gguf(Box::new(model)), id, label))
+}
+
+fn scorer(task: Task) -> anyhow::Result<Box<dyn Scorer>> {
+    Ok(match task {
+        Task::Rating => Box::new(RatingScorer::default()),
+        Task::Text | Task::Title => Box::new(TextScorer::new().context(
+            "METEOR needs WordNet 3.0: apt-get install wordnet-base (see docs/metrics.md)",
+        )?),
+    })
+}
 
 /// Runs `pgraphrag bench`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("pgraphrag bench is not built yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let task: Task = match args.task {
+        TaskArg::Text => Task::Text,
+        TaskArg::Title => Task::Title,
+        TaskArg::Rating => Task::Rating,
+    };
+    let modes: Vec<Mode> = args
+        .modes
+        .iter()
+        .map(|m| m.parse::<Mode>())
+        .collect::<Result<_, _>>()
+        .context("--modes")?;
+    if args.ks.is_empty() || args.ks.contains(&0) {
+        bail!("--ks must list k values of at least 1 (e.g. 1,2,4)");
+    }
+    let configs = pgraphrag_grid(&modes, &args.ks);
+    if configs.is_empty() {
+        bail!(
+            "the grid is empty: none and random run at k = 1 only, so add 1 to --ks or another mode"
+        );
+    }
+    let (dataset, split_name) = names(&args.split);
+    let language = match &args.language {
+        Some(l) => l.parse::<Language>().context("--language")?,
+        None => Language::for_dataset(&dataset),
+    };
+
+    // Rank: the notebook's graph and BM25 semantics, as `pgraphrag rank` does by default.
+    let split = load_split(&args.split).with_context(|| {
+        format!(
+            "loading the split {} (pass a PGraphRAG split such as $PGRAPHRAG_DATA/pgraphrag/amazon_dev.json)",
+            args.split.display()
+        )
+    })?;
+    let policy = IdPolicy::KeepJsonType;
+    let graph = split.to_graph(GraphOptions::notebook(), policy);
+    let mut split = split;
+    if let Some(n) = args.limit {
+        split.users.truncate(n);
+    }
+    if split.users.is_empty() {
+        bail!("no users to run (--limit 0 or an empty split)");
+    }
+    let mut popts = ProfileOptions::notebook();
+    popts.k = popts.k.max(args.ks.iter().copied().max().unwrap_or(1));
+    let ranker = ProfileRanker::new(
+        CachedBm25::pgraphrag().with_tie_order(TieOrder::NumpyReversedArgsort),
+        popts,
+    );
+    let rtask = args.task.into();
+    let records = rank_all(&split, &graph, policy, rtask, ranker)?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating the output folder {}", args.out.display()))?;
+    let ranker_name = "bm25";
+    let ranking_file = args.out.join(format!(
+        "RANKING-{dataset}_{split_name}_{}_{ranker_name}.json",
+        task.reference_name()
+    ));
+    write_rankings(&ranking_file, &records)
+        .with_context(|| format!("writing {}", ranking_file.display()))?;
+    let profiles: Vec<_> = records.iter().map(ranked_profile).collect();
+
+    // Generate.
+    let (model, model_id, label) = backend(&args)?;
+    let label = args.model_name.clone().unwrap_or(label);
+    let cache_path = args.out.join("cache.sqlite");
+    let cache = GenerationCache::open(&cache_path)?;
+    let generator = CachedGenerator::new(model, model_id, cache);
+    let mut bench = Bench::new(task, configs);
+    bench.language = language;
+    bench.wrapper = match args.wrapper {
+        WrapperArg::GptChat => Wrapper::GptChat,
+        WrapperArg::User => Wrapper::UserOnly,
+        WrapperArg::Llama3Raw => Wrapper::Llama3Raw,
+    };
+    bench.progress = !args.quiet;
+    bench.params.seed = args.seed;
+    bench.params.temperature = args.temperature;
+    bench.params.top_p = args.top_p;
+    if let Some(m) = args.max_tokens {
+        bench.params.max_tokens = m;
+    }
+    eprintln!(
+        "bench: {} users of {dataset}_{split_name}, task {}, {} configs, model {label}, cache {}",
+        profiles.len(),
+        task.reference_name(),
+        bench.configs.len(),
+        cache_path.display()
+    );
+    let (outputs, stats) = bench.run(&profiles, &generator)?;
+
+    // Write and score.
+    let name = RunName {
+        dataset: dataset.clone(),
+        split: split_name.clone(),
+        task: task.reference_name().to_string(),
+        model: label.clone(),
+        ranker: ranker_name.to_string(),
+    };
+    for c in &outputs {
+        write_output_file(&args.out.join(name.output_file(c.config)), &c.outputs)?;
+    }
+    let golds: Vec<String> = profiles.iter().map(|p| gold(p, task)).collect();
+    let extract = if args.reference_extraction {
+        ExtractOptions::reference()
+    } else {
+        ExtractOptions::default()
+    };
+    let scorer = scorer(task)?;
+    let table = score(&name, task, &outputs, &golds, &extract, scorer.as_ref())?;
+    write_atomic(&args.out.join("results.md"), table.to_markdown().as_bytes())?;
+    write_atomic(&args.out.join("results.csv"), table.to_csv().as_bytes())?;
+    println!("{}", table.to_markdown());
+    println!("stats {}", serde_json::to_string(&stats)?);
+    eprintln!(
+        "{} prompts for {} (user, config) pairs: {} from the cache, {} generated in {:.1}s; wrote {}",
+        stats.unique_prompts,
+        stats.jobs,
+        stats.cache_hits,
+        stats.generated,
+        stats.seconds,
+        args.out.display()
+    );
+    Ok(())
+}
+
+fn score(
+    name: &RunName,
+    task: Task,
+    outputs: &[ConfigOutputs],
+    golds: &[String],
+    extract: &ExtractOptions,
+    scorer: &dyn Scorer,
+) -> anyhow::Result<ResultsTable> {
+    let title = format!(
+        "{}_{}_{}_{}_{}",
+        name.dataset, name.split, name.task, name.model, name.ranker
+    );
+    Ok(ResultsTable::score(
+        title, task, outputs, golds, extract, scorer,
+    )?)
 }

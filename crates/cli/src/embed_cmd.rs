@@ -1,10 +1,117 @@
-//! `pgraphrag embed` (placeholder until its issue lands).
+//! `pgraphrag embed`: encodes texts with a BERT encoder (masked mean pooling by default).
+//!
+//! Input: JSON lines `{"id": ..., "text": "..."}` (`id` is any JSON value and is copied through).
+//! Output: JSON lines `{"id": ..., "embedding": [floats]}`, one per input line, in order.
+use std::io::{BufRead, BufWriter, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use pgraphrag_retrieval::dense::{
+    BertEncoder, EmbeddingCache, EncoderOptions, Pooling, encode_corpus, l2_normalize,
+};
 
 /// Arguments of `pgraphrag embed`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Model folder (config.json, model.safetensors or pytorch_model.bin, tokenizer.json),
+    /// e.g. models/all-MiniLM-L6-v2 from scripts/fetch-minilm.sh.
+    #[arg(long)]
+    model: PathBuf,
+    /// Input JSON lines, each {"id": ..., "text": "..."}.
+    #[arg(long)]
+    texts: PathBuf,
+    /// Output JSON lines, each {"id": ..., "embedding": [...]}.
+    #[arg(long)]
+    out: PathBuf,
+    /// L2-normalise the embeddings (off by default: raw pooled vectors).
+    #[arg(long)]
+    normalize: bool,
+    /// Texts per forward pass.
+    #[arg(long, default_value_t = 32)]
+    batch: usize,
+    /// Pooling: mean (default), pooler (BERT pooler_output) or cls.
+    #[arg(long, default_value = "mean")]
+    pooling: String,
+    /// Truncation length in tokens (default: the model's limit, 512 for BERT).
+    #[arg(long)]
+    max_length: Option<usize>,
+    /// SQLite embedding cache: texts already in it are not encoded again, and an interrupted
+    /// run resumes where it stopped.
+    #[arg(long)]
+    cache: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
 
 /// Runs `pgraphrag embed`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("pgraphrag embed is not built yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let pooling: Pooling = args.pooling.parse()?;
+    let file = std::fs::File::open(&args.texts)
+        .with_context(|| format!("cannot open {}", args.texts.display()))?;
+    let mut ids = Vec::new();
+    let mut texts = Vec::new();
+    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line =
+            line.with_context(|| format!("{}: cannot read line {}", args.texts.display(), n + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(&line)
+            .with_context(|| format!("{}:{}: not JSON", args.texts.display(), n + 1))?;
+        let Some(text) = v.get("text").and_then(|t| t.as_str()) else {
+            bail!(
+                "{}:{}: expected {{\"id\": ..., \"text\": \"...\"}} with a string text",
+                args.texts.display(),
+                n + 1
+            );
+        };
+        let Some(id) = v.get("id") else {
+            bail!("{}:{}: missing \"id\"", args.texts.display(), n + 1);
+        };
+        ids.push(id.clone());
+        texts.push(text.to_string());
+    }
+    let encoder = BertEncoder::load_with(
+        &args.model,
+        EncoderOptions {
+            pooling,
+            normalize: args.normalize,
+            batch_size: args.batch,
+            max_length: args.max_length,
+            ..Default::default()
+        },
+    )?;
+    let cache = match &args.cache {
+        Some(p) => Some(EmbeddingCache::open(p)?),
+        None => None,
+    };
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let emb = encode_corpus(&encoder, cache.as_ref(), &refs, pooling, !args.quiet)?;
+    let tmp = args.out.with_extension("jsonl.part");
+    let out =
+        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let mut w = BufWriter::new(out);
+    for (i, id) in ids.into_iter().enumerate() {
+        let mut row = emb.row(i).to_vec();
+        if args.normalize {
+            l2_normalize(&mut row);
+        }
+        let line = serde_json::json!({ "id": id, "embedding": row });
+        writeln!(w, "{line}").with_context(|| format!("cannot write {}", tmp.display()))?;
+    }
+    w.flush()
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    drop(w);
+    std::fs::rename(&tmp, &args.out)
+        .with_context(|| format!("cannot move {} to {}", tmp.display(), args.out.display()))?;
+    if !args.quiet {
+        eprintln!(
+            "{} embeddings of dimension {} -> {}",
+            emb.rows(),
+            emb.dim(),
+            args.out.display()
+        );
+    }
+    Ok(())
 }

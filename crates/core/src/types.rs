@@ -89,7 +89,7 @@ pub struct Embeddings {
 impl Embeddings {
     /// Builds from a flat row-major buffer; errors if `data.len()` is not a multiple of `dim`.
     pub fn new(dim: usize, data: Vec<f32>) -> crate::Result<Self> {
-        if dim == 0 || data.len() % dim != 0 {
+        if dim == 0 || !data.len().is_multiple_of(dim) {
             return Err(crate::Error::InvalidInput(format!(
                 "embedding buffer of {} floats is not a whole number of rows of dimension {dim}",
                 data.len()

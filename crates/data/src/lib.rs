@@ -1,4 +1,44 @@
 //! # pgraphrag-data
 //!
-//! Loaders and writers for PGraphRAG splits and ranking files, LaMP and MovieLens data, with typed errors naming file and record.
+//! Loaders and writers for the PGraphRAG data files, with typed errors that name the file,
+//! the record and the field:
+//!
+//! * [`Split`]: a PGraphRAG split (`data_splits/*.json`): a list of users, each
+//!   `{"id", "profile": [{"title", "text", "rating", "pid" | "productAsin"}]}` with
+//!   `profile[0]` the target review. [`load_split`] / [`parse_split`] read one;
+//!   [`Split::to_graph`] builds the user-item graph of `pgraphrag-graph`.
+//! * [`RankingRecord`]: one record of a ranking file
+//!   (`RANKING-<ds>_<split>_<task>_<ranker>.json`, written by the released notebook's
+//!   `process_item`), plus a `score` on every ranked entry. [`load_rankings`] and
+//!   [`write_rankings`] read and write whole files.
+//! * [`data_dir`]: where the shared data lives (`PGRAPHRAG_DATA`, else `../shared/data` next
+//!   to the workspace root).
+//!
+//! ```
+//! use pgraphrag_data::{parse_split, IdPolicy};
+//! use pgraphrag_graph::{GraphOptions, Scope};
+//!
+//! let json = br#"[{"id": "u1", "profile": [{"title": "Nice", "text": "Good soap", "rating": 5, "pid": "p1"}]},
+//!                 {"id": "u2", "profile": [{"title": "", "text": "Meh", "rating": 2, "pid": "p1"}]}]"#;
+//! let split = parse_split(json, "inline.json").unwrap();
+//! assert_eq!(split.users.len(), 2);
+//! let graph = split.to_graph(GraphOptions::notebook(), IdPolicy::KeepJsonType);
+//! let target = split.users[0].target().unwrap();
+//! let n = graph.profile("u1", &target.pid, Scope::Neighbors);
+//! assert_eq!(graph.review(n[0]).entry.title, None); // empty title becomes None
+//! ```
 #![deny(missing_docs)]
+
+mod error;
+mod paths;
+mod ranking;
+mod split;
+
+pub use error::{Error, Result};
+pub use paths::{DATASETS, data_dir, pgraphrag_split_path};
+pub use pgraphrag_graph::ItemId;
+pub use ranking::{
+    NeighborRating, RankingRecord, UserRating, load_rankings, parse_rankings, write_rankings,
+    write_rankings_to,
+};
+pub use split::{IdPolicy, Split, SplitReview, SplitUser, load_split, parse_split};

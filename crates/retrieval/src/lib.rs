@@ -2,6 +2,21 @@
 //!
 //! Retrieval for personalized RAG: rank_bm25-identical BM25Okapi, Lucene BM25, dense BERT
 //! mean-pooling (Contriever recipe) on candle, random, and graph-scoped profile retrieval.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`sparse`] | [`Bm25Okapi`] (bit-identical to rank_bm25 0.2.2), [`Bm25Retriever`] (PGraphRAG / LaMP tokenization, fitted per candidate list), [`Bm25Lucene`], [`RandomRetriever`], [`NoRetriever`], tie orders |
+//! | `dense` (feature `dense`) | BERT mean-pooling encoder on candle, embedding cache, dense retrieval |
+//! | [`profile`] | PGraphRAG's graph-scoped user / neighbour profiles |
+//!
+//! ```
+//! use pgraphrag_core::Retriever;
+//! use pgraphrag_retrieval::Bm25Retriever;
+//!
+//! let docs = ["great soap", "bad soap", "great shampoo"];
+//! let top = Bm25Retriever::lamp().rank("great shampoo", &docs, Some(1)).unwrap();
+//! assert_eq!(top[0].item, 2);
+//! ```
 #![deny(missing_docs)]
 
 mod error;
@@ -11,3 +26,7 @@ pub use error::{Error, Result};
 pub mod dense;
 pub mod profile;
 pub mod sparse;
+
+pub use sparse::{
+    Bm25Lucene, Bm25Okapi, Bm25Params, Bm25Retriever, NoRetriever, RandomRetriever, TieOrder,
+};

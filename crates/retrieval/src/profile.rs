@@ -1,1 +1,602 @@
-//! Graph-scoped profile retrieval: PGraphRAG's user / neighbour / both profiles, task queries and the ranking-file semantics of the released notebook.
+//! Graph-scoped profile retrieval: PGraphRAG's user / neighbour / both profiles, task queries
+//! and the ranking-file semantics of the released notebook (`notebook/ranking.ipynb`).
+//!
+//! For a target (user, item) on a [`UserItemGraph`], a [`ProfileRanker`] ranks
+//!
+//! * the user's reviews of other items (`user_ratings`),
+//! * the other users' reviews of the target item (`neighbor_ratings`),
+//!
+//! against a [`Task`] query with any [`CandidateRanker`] (any
+//! [`pgraphrag_core::Retriever`] through [`WithRetriever`], or the token-caching
+//! [`CachedBm25`]), keeps the top `k`, and draws a seeded random review of a random other
+//! user, exactly as the notebook's `random.choice` calls do ([`PyRandom`]).
+//!
+//! The notebook's quirks are options ([`ProfileOptions`]); [`ProfileOptions::default`] is the
+//! clean behaviour, [`ProfileOptions::notebook`] reproduces the released code (the `pgraphrag
+//! rank` default). Tie order among equal scores is the retriever's (`sparse::TieOrder`).
+//!
+//! ```
+//! use pgraphrag_core::Entry;
+//! use pgraphrag_graph::{GraphOptions, ItemId, UserItemGraph};
+//! use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker, Task};
+//!
+//! let mut g = UserItemGraph::new(GraphOptions::default());
+//! let mut add = |id, u: &str, i: &str, title: &str, text: &str| {
+//!     g.insert(Entry { id, author: u.into(), item: i.into(), title: Some(title.into()),
+//!                      text: Some(text.into()), rating: Some(5.0), time: None });
+//! };
+//! add(0, "ann", "soap", "Lovely soap", "Smells of lavender");
+//! add(1, "ann", "shampoo", "Great shampoo", "My hair is soft");
+//! add(2, "bob", "soap", "Lavender soap", "Lavender scent, lasts long");
+//! add(3, "cat", "soap", "Dry skin", "Left my skin dry");
+//! let query = Task::Text.query(Some("Lovely soap"), Some("Smells of lavender"));
+//! assert_eq!(query, "Lovely soap");
+//! let mut ranker = ProfileRanker::new(CachedBm25::pgraphrag(), ProfileOptions::default());
+//! let p = ranker.rank(&g, "ann", &ItemId::from("soap"), &query).unwrap();
+//! assert_eq!(p.user.len(), 1);
+//! assert_eq!(g.review(p.neighbors[0].review).entry.author, "bob");
+//! assert!(p.random.is_some());
+//! ```
+
+mod pyrandom;
+
+pub use pyrandom::PyRandom;
+
+use pgraphrag_core::{Retriever, Scored};
+use pgraphrag_graph::{ItemId, ReviewId, Scope, UserItemGraph};
+
+use crate::sparse::{Bm25Params, PgraphragTokenizer, TieOrder, Tokenizer, top_k};
+use crate::{Error, Result};
+
+/// The three PGraphRAG tasks; each picks the query from the target review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Task {
+    /// Review text generation (`reviewText`): the query is the target's **title**.
+    Text,
+    /// Review title generation (`reviewTitle`): the query is the target's **text**.
+    Title,
+    /// Rating prediction (`reviewRating`): the query is `f"{title} {text}".strip()`.
+    Rating,
+}
+
+impl Task {
+    /// The notebook's name of the task (`reviewText`, `reviewTitle`, `reviewRating`).
+    pub fn notebook_name(self) -> &'static str {
+        match self {
+            Task::Text => "reviewText",
+            Task::Title => "reviewTitle",
+            Task::Rating => "reviewRating",
+        }
+    }
+
+    /// The query for a target review with raw `title` and `text` (`None` counts as empty),
+    /// stripped like Python's `str.strip()`.
+    ///
+    /// ```
+    /// use pgraphrag_retrieval::profile::Task;
+    /// assert_eq!(Task::Title.query(Some("T"), Some(" body ")), "body");
+    /// assert_eq!(Task::Rating.query(Some(" "), Some("x")), "x");
+    /// ```
+    pub fn query(self, title: Option<&str>, text: Option<&str>) -> String {
+        let t = title.unwrap_or("").trim();
+        let x = text.unwrap_or("").trim();
+        match self {
+            Task::Text => t.to_string(),
+            Task::Title => x.to_string(),
+            Task::Rating => format!("{t} {x}").trim().to_string(),
+        }
+    }
+}
+
+/// What to do with candidate documents that tokenize to nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EmptyDocs {
+    /// Hand every candidate to the ranker.
+    Keep,
+    /// Drop them before ranking and map results back to the right review (the fix).
+    #[default]
+    Drop,
+    /// The notebook: drop them before fitting BM25 but index the *unfiltered* list with the
+    /// filtered positions, so every review after a dropped one is reported in the place of its
+    /// predecessor's score.
+    DropMisaligned,
+}
+
+/// How ranked documents map back to reviews when two candidates have the same text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DuplicateTexts {
+    /// Each ranked document is its own review.
+    #[default]
+    Distinct,
+    /// The notebook's `combined_documents.index(doc)`: every duplicate maps to the first
+    /// candidate with that text (so one review can appear several times).
+    FirstOccurrence,
+}
+
+/// What to do when exactly one neighbour review remains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SingleNeighbor {
+    /// Rank it like any list (it gets a score).
+    #[default]
+    Rank,
+    /// The notebook: return it without ranking (no score, even if its text is empty).
+    Unranked,
+}
+
+/// The random-review baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RandomReview {
+    /// No random review.
+    Off,
+    /// The notebook: `random.choice` of another user (users in first-appearance order), then
+    /// `random.choice` of that user's reviews, with CPython's Mersenne Twister seeded once.
+    Python {
+        /// The seed (`random.seed(42)` in the notebook).
+        seed: u64,
+    },
+}
+
+/// Options of a [`ProfileRanker`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProfileOptions {
+    /// How many reviews to keep per list (the notebook's `limit = 5`).
+    pub k: usize,
+    /// Candidates that tokenize to nothing.
+    pub empty_docs: EmptyDocs,
+    /// Candidates with identical texts.
+    pub duplicate_texts: DuplicateTexts,
+    /// A single remaining neighbour.
+    pub single_neighbor: SingleNeighbor,
+    /// The random review.
+    pub random: RandomReview,
+    /// Notebook order for the random user's reviews: rank them against the empty query with
+    /// the same ranker and quirks before `random.choice` (as `get_user_all_ratings(..., query="")`
+    /// does). When false the choice is over the user's reviews in graph order.
+    pub random_via_ranker: bool,
+}
+
+impl Default for ProfileOptions {
+    /// The clean choices: k = 5, empty documents dropped with correct mapping, duplicate texts
+    /// distinct, a single neighbour ranked, random review seeded 42 over graph order.
+    fn default() -> Self {
+        ProfileOptions {
+            k: 5,
+            empty_docs: EmptyDocs::Drop,
+            duplicate_texts: DuplicateTexts::Distinct,
+            single_neighbor: SingleNeighbor::Rank,
+            random: RandomReview::Python { seed: 42 },
+            random_via_ranker: false,
+        }
+    }
+}
+
+impl ProfileOptions {
+    /// The released notebook's behaviour (with `k = 5`).
+    pub fn notebook() -> Self {
+        ProfileOptions {
+            k: 5,
+            empty_docs: EmptyDocs::DropMisaligned,
+            duplicate_texts: DuplicateTexts::FirstOccurrence,
+            single_neighbor: SingleNeighbor::Unranked,
+            random: RandomReview::Python { seed: 42 },
+            random_via_ranker: true,
+        }
+    }
+}
+
+/// Ranks candidate reviews of a graph for a query. Implemented by [`WithRetriever`] (any
+/// [`Retriever`] over `"{title} {text}"` documents) and [`CachedBm25`].
+pub trait CandidateRanker {
+    /// Ranks `cands` for `query`: indices into `cands` with scores, best first, at most `k`
+    /// (all when `None`).
+    fn rank_reviews(
+        &mut self,
+        graph: &UserItemGraph,
+        query: &str,
+        cands: &[ReviewId],
+        k: Option<usize>,
+    ) -> pgraphrag_core::Result<Vec<Scored<usize>>>;
+
+    /// Whether the document of review `r` tokenizes to nothing. The default: its
+    /// `"{title} {text}"` is blank.
+    fn is_empty_doc(&mut self, graph: &UserItemGraph, r: ReviewId) -> bool {
+        graph.review(r).entry.title_text().trim().is_empty()
+    }
+}
+
+/// Adapts any [`Retriever`]: documents are `Entry::title_text()` (`f"{title} {text}"`).
+#[derive(Debug, Clone)]
+pub struct WithRetriever<R>(pub R);
+
+impl<R: Retriever> CandidateRanker for WithRetriever<R> {
+    fn rank_reviews(
+        &mut self,
+        graph: &UserItemGraph,
+        query: &str,
+        cands: &[ReviewId],
+        k: Option<usize>,
+    ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
+        let docs: Vec<String> = cands
+            .iter()
+            .map(|&r| graph.review(r).entry.title_text())
+            .collect();
+        let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
+        self.0.rank(query, &refs, k)
+    }
+}
+
+/// BM25Okapi (rank_bm25 parity, fitted on each candidate list) that tokenizes every review
+/// once and caches the tokens by review slot: the same scores as
+/// `sparse::Bm25Retriever`, many times faster on a whole split.
+#[derive(Debug, Clone)]
+pub struct CachedBm25<T = PgraphragTokenizer> {
+    tokenizer: T,
+    params: Bm25Params,
+    ties: TieOrder,
+    cache: Vec<Option<(usize, Vec<String>)>>,
+}
+
+impl CachedBm25<PgraphragTokenizer> {
+    /// PGraphRAG's BM25: `nltk.word_tokenize(text.lower())`, k1 = 1.5, b = 0.75,
+    /// epsilon = 0.25, ties as `np.argsort(scores)[::-1]`.
+    pub fn pgraphrag() -> Self {
+        CachedBm25::new(PgraphragTokenizer)
+    }
+}
+
+impl<T: Tokenizer> CachedBm25<T> {
+    /// BM25Okapi with default parameters over `tokenizer`.
+    pub fn new(tokenizer: T) -> Self {
+        CachedBm25 {
+            tokenizer,
+            params: Bm25Params::default(),
+            ties: TieOrder::default(),
+            cache: Vec::new(),
+        }
+    }
+    /// Sets k1, b, epsilon.
+    pub fn with_params(mut self, params: Bm25Params) -> Self {
+        self.params = params;
+        self
+    }
+    /// Sets the order among equal scores.
+    pub fn with_tie_order(mut self, ties: TieOrder) -> Self {
+        self.ties = ties;
+        self
+    }
+
+    fn tokens(&mut self, graph: &UserItemGraph, r: ReviewId) -> &[String] {
+        let i = r.index();
+        if self.cache.len() <= i {
+            self.cache.resize(graph.num_reviews().max(i + 1), None);
+        }
+        let doc_id = graph.review(r).entry.id;
+        let fresh = matches!(&self.cache[i], Some((d, _)) if *d == doc_id);
+        if !fresh {
+            let t = self.tokenizer.tokenize(&graph.review(r).entry.title_text());
+            self.cache[i] = Some((doc_id, t));
+        }
+        match &self.cache[i] {
+            Some((_, t)) => t,
+            None => &[],
+        }
+    }
+}
+
+impl<T: Tokenizer> CandidateRanker for CachedBm25<T> {
+    fn rank_reviews(
+        &mut self,
+        graph: &UserItemGraph,
+        query: &str,
+        cands: &[ReviewId],
+        k: Option<usize>,
+    ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
+        for &r in cands {
+            self.tokens(graph, r);
+        }
+        let docs: Vec<&[String]> = cands
+            .iter()
+            .map(|r| match &self.cache[r.index()] {
+                Some((_, t)) => t.as_slice(),
+                None => &[],
+            })
+            .collect();
+        let q = self.tokenizer.tokenize(query);
+        let scores = match crate::sparse::Bm25Okapi::fit(&docs, self.params) {
+            Ok(bm25) => bm25.get_scores(&q),
+            Err(Error::EmptyCorpus) => Vec::new(),
+            Err(Error::EmptyVocabulary { documents }) => vec![0.0; documents],
+            Err(e) => return Err(e.into()),
+        };
+        if let Some((index, &score)) = scores.iter().enumerate().find(|(_, s)| !s.is_finite()) {
+            return Err(Error::NonFiniteScore {
+                index,
+                score,
+                what: format!("BM25Okapi with {:?}", self.params),
+            }
+            .into());
+        }
+        Ok(top_k(&scores, k, self.ties))
+    }
+
+    fn is_empty_doc(&mut self, graph: &UserItemGraph, r: ReviewId) -> bool {
+        self.tokens(graph, r).is_empty()
+    }
+}
+
+/// One ranked review: its graph slot and score (`None` when it was not scored, e.g. the
+/// notebook's single unranked neighbour).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    /// The review.
+    pub review: ReviewId,
+    /// Its score, if ranked.
+    pub score: Option<f64>,
+}
+
+/// The ranked profile of one target.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RankedProfile {
+    /// The user's reviews of other items, best first, at most `k`.
+    pub user: Vec<Hit>,
+    /// Other users' reviews of the target item, best first, at most `k`.
+    pub neighbors: Vec<Hit>,
+    /// A random review of a random other user.
+    pub random: Option<ReviewId>,
+}
+
+/// Ranks PGraphRAG profiles; see the [module documentation](self).
+#[derive(Debug, Clone)]
+pub struct ProfileRanker<R> {
+    ranker: R,
+    opts: ProfileOptions,
+    rng: Option<PyRandom>,
+}
+
+impl<R: CandidateRanker> ProfileRanker<R> {
+    /// A ranker with `opts`; the random generator is seeded here, once.
+    pub fn new(ranker: R, opts: ProfileOptions) -> Self {
+        let rng = match opts.random {
+            RandomReview::Off => None,
+            RandomReview::Python { seed } => Some(PyRandom::new(seed)),
+        };
+        ProfileRanker { ranker, opts, rng }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &ProfileOptions {
+        &self.opts
+    }
+
+    /// The underlying candidate ranker.
+    pub fn ranker_mut(&mut self) -> &mut R {
+        &mut self.ranker
+    }
+
+    /// Ranks `cands` with the configured quirks (empty documents, duplicate texts), keeping
+    /// at most `k` (all when `None`).
+    pub fn rank_list(
+        &mut self,
+        graph: &UserItemGraph,
+        query: &str,
+        cands: &[ReviewId],
+        k: Option<usize>,
+    ) -> pgraphrag_core::Result<Vec<Hit>> {
+        if cands.is_empty() {
+            return Ok(Vec::new());
+        }
+        let kept: Vec<usize> = match self.opts.empty_docs {
+            EmptyDocs::Keep => (0..cands.len()).collect(),
+            EmptyDocs::Drop | EmptyDocs::DropMisaligned => (0..cands.len())
+                .filter(|&i| !self.ranker.is_empty_doc(graph, cands[i]))
+                .collect(),
+        };
+        if kept.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sub: Vec<ReviewId> = kept.iter().map(|&i| cands[i]).collect();
+        let ranked = self.ranker.rank_reviews(graph, query, &sub, k)?;
+        let mut out = Vec::with_capacity(ranked.len());
+        let mut texts: Option<Vec<String>> = None;
+        for s in ranked {
+            if s.item >= sub.len() {
+                return Err(pgraphrag_core::Error::InvalidInput(format!(
+                    "the retriever returned index {} for {} documents",
+                    s.item,
+                    sub.len()
+                )));
+            }
+            let mut pos = match self.opts.empty_docs {
+                EmptyDocs::DropMisaligned => s.item,
+                _ => kept[s.item],
+            };
+            if self.opts.duplicate_texts == DuplicateTexts::FirstOccurrence {
+                let t = texts.get_or_insert_with(|| {
+                    cands
+                        .iter()
+                        .map(|&r| graph.review(r).entry.title_text())
+                        .collect()
+                });
+                pos = t.iter().position(|x| *x == t[pos]).unwrap_or(pos);
+            }
+            out.push(Hit {
+                review: cands[pos],
+                score: Some(s.score),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Ranks the profile of `user` for the target `item` against `query` (see [`Task::query`]).
+    pub fn rank(
+        &mut self,
+        graph: &UserItemGraph,
+        user: &str,
+        item: &ItemId,
+        query: &str,
+    ) -> Result<RankedProfile> {
+        let k = Some(self.opts.k);
+        let wrap = |side: &'static str| {
+            move |source| Error::Profile {
+                side,
+                user: user.to_string(),
+                item: item.to_string(),
+                source,
+            }
+        };
+        let mine = graph.profile(user, item, Scope::User);
+        let user_hits = self
+            .rank_list(graph, query, &mine, k)
+            .map_err(wrap("user"))?;
+        let theirs = graph.profile(user, item, Scope::Neighbors);
+        let neighbors =
+            if theirs.len() == 1 && self.opts.single_neighbor == SingleNeighbor::Unranked {
+                vec![Hit {
+                    review: theirs[0],
+                    score: None,
+                }]
+            } else {
+                self.rank_list(graph, query, &theirs, k)
+                    .map_err(wrap("neighbour"))?
+            };
+        let random = self.random_review(graph, user).map_err(wrap("random"))?;
+        Ok(RankedProfile {
+            user: user_hits,
+            neighbors,
+            random,
+        })
+    }
+
+    fn random_review(
+        &mut self,
+        graph: &UserItemGraph,
+        user: &str,
+    ) -> pgraphrag_core::Result<Option<ReviewId>> {
+        if self.rng.is_none() {
+            return Ok(None);
+        }
+        // Materialising the user list per target mirrors the notebook; it is O(users).
+        let others: Vec<&str> = graph.users().filter(|u| *u != user).collect();
+        let Some(rng) = self.rng.as_mut() else {
+            return Ok(None);
+        };
+        let Some(i) = rng.choice(others.len()) else {
+            return Ok(None);
+        };
+        let reviews = graph.user_reviews(others[i]);
+        let pool: Vec<ReviewId> = if self.opts.random_via_ranker {
+            self.rank_list(graph, "", &reviews, None)?
+                .into_iter()
+                .map(|h| h.review)
+                .collect()
+        } else {
+            reviews
+        };
+        let Some(rng) = self.rng.as_mut() else {
+            return Ok(None);
+        };
+        Ok(rng.choice(pool.len()).map(|j| pool[j]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pgraphrag_core::Entry;
+    use pgraphrag_graph::GraphOptions;
+
+    /// Scores each document by its length, ties in input order.
+    struct ByLen;
+    impl Retriever for ByLen {
+        fn rank(
+            &self,
+            _q: &str,
+            docs: &[&str],
+            k: Option<usize>,
+        ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
+            let mut v: Vec<_> = docs
+                .iter()
+                .enumerate()
+                .map(|(i, d)| Scored::new(i, d.len() as f64))
+                .collect();
+            pgraphrag_core::sort_desc(&mut v);
+            v.truncate(k.unwrap_or(v.len()));
+            Ok(v)
+        }
+    }
+
+    fn graph(docs: &[(&str, &str, &str, &str)]) -> UserItemGraph {
+        let mut g = UserItemGraph::new(GraphOptions::default());
+        for (i, (u, it, t, x)) in docs.iter().enumerate() {
+            let f = |s: &str| (!s.is_empty()).then(|| s.to_string());
+            g.insert(Entry {
+                id: i,
+                author: u.to_string(),
+                item: it.to_string(),
+                title: f(t),
+                text: f(x),
+                ..Default::default()
+            });
+        }
+        g
+    }
+
+    #[test]
+    fn misalignment_and_first_occurrence() {
+        // Neighbours of p for user a: b (blank), c, d (same text as c), e (longest).
+        let g = graph(&[
+            ("a", "p", "q", "q"),
+            ("b", "p", " ", " "),
+            ("c", "p", "same", "text"),
+            ("d", "p", "same", "text"),
+            ("e", "p", "a much longer", "document here"),
+        ]);
+        let p = ItemId::from("p");
+        let mut clean = ProfileRanker::new(
+            WithRetriever(ByLen),
+            ProfileOptions {
+                random: RandomReview::Off,
+                ..Default::default()
+            },
+        );
+        let r = clean.rank(&g, "a", &p, "q").unwrap();
+        let ids: Vec<usize> = r
+            .neighbors
+            .iter()
+            .map(|h| g.review(h.review).entry.id)
+            .collect();
+        assert_eq!(ids, vec![4, 2, 3]);
+        let mut nb = ProfileRanker::new(
+            WithRetriever(ByLen),
+            ProfileOptions {
+                random: RandomReview::Off,
+                ..ProfileOptions::notebook()
+            },
+        );
+        let r = nb.rank(&g, "a", &p, "q").unwrap();
+        // filtered docs [c, d, e] rank e(2), c(0), d(1); positions index the unfiltered
+        // [b, c, d, e]: 2 -> d -> first occurrence c; 0 -> b; 1 -> c.
+        let ids: Vec<usize> = r
+            .neighbors
+            .iter()
+            .map(|h| g.review(h.review).entry.id)
+            .collect();
+        assert_eq!(ids, vec![2, 1, 2]);
+    }
+
+    #[test]
+    fn single_neighbor_unranked_and_random_draws() {
+        let g = graph(&[
+            ("a", "p", "t", "x"),
+            ("b", "p", "t2", "x2"),
+            ("b", "q", "t3", "x3"),
+        ]);
+        let mut nb = ProfileRanker::new(WithRetriever(ByLen), ProfileOptions::notebook());
+        let r = nb.rank(&g, "a", &ItemId::from("p"), "t").unwrap();
+        assert_eq!(r.neighbors.len(), 1);
+        assert_eq!(r.neighbors[0].score, None);
+        assert!(r.user.is_empty());
+        let rr = r.random.unwrap();
+        assert_eq!(g.review(rr).entry.author, "b");
+    }
+}

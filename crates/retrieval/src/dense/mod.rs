@@ -1,1 +1,28 @@
-//! Dense retrieval: a BERT mean-pooling encoder (Contriever recipe) on candle, an embedding cache, snippet ranking and fusion.
+//! Dense retrieval: a BERT mean-pooling encoder (Contriever recipe) on candle, an embedding
+//! cache, snippet ranking and fusion.
+//!
+//! * [`BertEncoder`]: any BERT checkpoint folder (`config.json`, `model.safetensors` or
+//!   `pytorch_model.bin`, `tokenizer.json` or `vocab.txt`) with [`Pooling::Mean`] (masked
+//!   mean, Contriever / sentence-transformers), [`Pooling::Pooler`] (`pooler_output`, as
+//!   PGraphRAG's released notebook embeds documents) or [`Pooling::Cls`]; implements
+//!   [`pgraphrag_core::Encoder`]. all-MiniLM-L6-v2 is the shipped default
+//!   (`scripts/fetch-minilm.sh`); a `facebook/contriever` folder drops in unchanged.
+//! * [`EmbeddingCache`] + [`encode_corpus`]: embeddings persisted in SQLite, keyed by the
+//!   model's fingerprint, the pooling and the text's sha256.
+//! * [`DenseRetriever`]: the [`pgraphrag_core::Retriever`], cosine (PGraphRAG) or dot
+//!   product (LaMP) scoring.
+//! * [`SnippetRanker`] (`RankSnippet`, `RankDocBySnpt`) and [`Rrf`] (reciprocal-rank fusion).
+//!
+//! See `docs/dense.md` for the guide and the differences from the reference code.
+
+mod cache;
+mod encoder;
+mod retriever;
+mod snippet;
+
+pub use cache::{EmbeddingCache, encode_corpus, text_key};
+pub use encoder::{BertEncoder, DenseDevice, EncoderOptions, Pooling, l2_normalize};
+pub use retriever::{DenseOptions, DenseRetriever, DenseRetrieverBuilder, Similarity};
+pub use snippet::{
+    RankDocBySnpt, RankDocDense, Rrf, SNIPPET_MIN_CHARS, SnippetHit, SnippetRanker, Splitter,
+};

@@ -1,0 +1,225 @@
+use std::io::Write;
+use std::path::Path;
+
+use pgraphrag_graph::{ItemId, Review};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use crate::split::{parse_json, type_name};
+use crate::{Error, Result, SplitUser};
+
+/// Python's `int(x)` of a rating (truncation toward zero), `None` when non-finite.
+fn py_int(x: f64) -> Option<i64> {
+    (x.is_finite() && x.abs() < 9.0e18).then(|| x.trunc() as i64)
+}
+
+/// Accepts an integer, a float (truncated like Python's `int`), `null`, or the string
+/// `"None"` that the notebook writes for a missing rating.
+fn de_rating<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<i64>, D::Error> {
+    let v = Value::deserialize(d)?;
+    match &v {
+        Value::Null => Ok(None),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Ok(Some(i)),
+            None => Ok(n.as_f64().and_then(py_int)),
+        },
+        Value::String(s) if s == "None" => Ok(None),
+        other => Err(serde::de::Error::custom(format!(
+            "rating: expected an integer, null or \"None\", found {}",
+            type_name(other)
+        ))),
+    }
+}
+
+/// One entry of `user_ratings` (and the `random_review`): a review by the target user of
+/// another item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UserRating {
+    /// The item reviewed (JSON-typed).
+    pub product_id: ItemId,
+    /// Rating (`int()` of the stored value).
+    #[serde(rename = "reviewRating", deserialize_with = "de_rating", default)]
+    pub review_rating: Option<i64>,
+    /// Title (`"None"` when missing or empty, as the notebook stores it).
+    #[serde(rename = "reviewTitle")]
+    pub review_title: String,
+    /// Text (`"None"` when missing or empty).
+    #[serde(rename = "reviewText")]
+    pub review_text: String,
+    /// The review's `doc_id` (position in the split file, counting every review from 0).
+    pub doc_id: usize,
+    /// The retriever's score (absent for unscored entries, e.g. the random review).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+}
+
+/// One entry of `neighbor_ratings`: another user's review of the target item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NeighborRating {
+    /// Who wrote it.
+    pub user_id: String,
+    /// Rating (`int()` of the stored value).
+    #[serde(rename = "reviewRating", deserialize_with = "de_rating", default)]
+    pub review_rating: Option<i64>,
+    /// Title (`"None"` when missing or empty).
+    #[serde(rename = "reviewTitle")]
+    pub review_title: String,
+    /// Text (`"None"` when missing or empty).
+    #[serde(rename = "reviewText")]
+    pub review_text: String,
+    /// The review's `doc_id`.
+    pub doc_id: usize,
+    /// The retriever's score (absent when the notebook returns a single neighbour unranked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+}
+
+fn none_str(s: &Option<String>) -> String {
+    s.clone().unwrap_or_else(|| "None".to_string())
+}
+
+impl UserRating {
+    /// The entry for a graph review.
+    pub fn from_review(r: &Review, score: Option<f64>) -> Self {
+        UserRating {
+            product_id: r.item.clone(),
+            review_rating: r.entry.rating.and_then(py_int),
+            review_title: none_str(&r.entry.title),
+            review_text: none_str(&r.entry.text),
+            doc_id: r.entry.id,
+            score,
+        }
+    }
+}
+
+impl NeighborRating {
+    /// The entry for a graph review.
+    pub fn from_review(r: &Review, score: Option<f64>) -> Self {
+        NeighborRating {
+            user_id: r.entry.author.clone(),
+            review_rating: r.entry.rating.and_then(py_int),
+            review_title: none_str(&r.entry.title),
+            review_text: none_str(&r.entry.text),
+            doc_id: r.entry.id,
+            score,
+        }
+    }
+}
+
+/// One record of a PGraphRAG ranking file: the target review and its ranked profile.
+/// Field names and order are those of the notebook's `process_item`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankingRecord {
+    /// The target user.
+    pub user_id: String,
+    /// The target item (`profile[0]`'s id, JSON-typed).
+    pub product_id: ItemId,
+    /// The target review's text, raw (the gold for text generation).
+    pub user_review_text: Option<String>,
+    /// The target review's title, raw (the gold for title generation).
+    pub user_review_title: Option<String>,
+    /// The target rating (`int()`; the gold for rating prediction).
+    #[serde(deserialize_with = "de_rating", default)]
+    pub user_review_rating: Option<i64>,
+    /// The user's own reviews of other items, best first (top-k).
+    pub user_ratings: Vec<UserRating>,
+    /// Other users' reviews of the target item, best first (top-k).
+    pub neighbor_ratings: Vec<NeighborRating>,
+    /// A random review by a random other user (`null` when there is none).
+    #[serde(default)]
+    pub random_review: Option<UserRating>,
+}
+
+impl RankingRecord {
+    /// A record for `user` (its target is `profile[0]`) with empty lists; `None` for an empty
+    /// profile.
+    pub fn for_user(user: &SplitUser) -> Option<Self> {
+        let t = user.target()?;
+        Some(RankingRecord {
+            user_id: user.id.clone(),
+            product_id: t.pid.clone(),
+            user_review_text: t.text.clone(),
+            user_review_title: t.title.clone(),
+            user_review_rating: t.rating.and_then(py_int),
+            user_ratings: Vec::new(),
+            neighbor_ratings: Vec::new(),
+            random_review: None,
+        })
+    }
+}
+
+/// Reads a ranking file (a JSON list of [`RankingRecord`]). Files written by the released
+/// notebook (no `score`) load too.
+pub fn load_rankings(path: &Path) -> Result<Vec<RankingRecord>> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_rankings(&bytes, path)
+}
+
+/// Parses the bytes of a ranking file; `path` is only used in error messages.
+pub fn parse_rankings(bytes: &[u8], path: impl AsRef<Path>) -> Result<Vec<RankingRecord>> {
+    let path = path.as_ref();
+    let v = parse_json(bytes, path)?;
+    let Value::Array(items) = v else {
+        return Err(Error::Schema {
+            path: path.to_path_buf(),
+            record: None,
+            review: None,
+            field: String::new(),
+            message: format!(
+                "expected a list of ranking records, found {}",
+                type_name(&v)
+            ),
+        });
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, rec)| {
+            serde_json::from_value(rec).map_err(|e| Error::Schema {
+                path: path.to_path_buf(),
+                record: Some(i),
+                review: None,
+                field: String::new(),
+                message: e.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Writes records as a JSON list (4-space indent, like the notebook's `json.dump(..., indent=4)`).
+pub fn write_rankings_to<W: Write>(w: W, records: &[RankingRecord]) -> std::io::Result<()> {
+    let mut w = std::io::BufWriter::new(w);
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut w, fmt);
+    records.serialize(&mut ser).map_err(std::io::Error::other)?;
+    w.write_all(b"\n")?;
+    w.flush()
+}
+
+/// Writes a ranking file atomically (a temporary file in the same folder, then a rename), so
+/// an interrupted run never leaves a truncated file behind.
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// use pgraphrag_data::{load_rankings, write_rankings, RankingRecord, ItemId};
+/// let r = RankingRecord { user_id: "u".into(), product_id: ItemId::Int(7), user_review_text: Some("t".into()),
+///     user_review_title: None, user_review_rating: Some(5), user_ratings: vec![], neighbor_ratings: vec![], random_review: None };
+/// let p = dir.path().join("r.json");
+/// write_rankings(&p, &[r.clone()]).unwrap();
+/// assert_eq!(load_rankings(&p).unwrap(), vec![r]);
+/// ```
+pub fn write_rankings(path: &Path, records: &[RankingRecord]) -> Result<()> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".partial");
+    let tmp = std::path::PathBuf::from(tmp);
+    let f = std::fs::File::create(&tmp).map_err(io)?;
+    write_rankings_to(f, records).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}

@@ -1,0 +1,315 @@
+//! A persistent generation cache: (model id, prompt, generation parameters) → output, in
+//! SQLite, and a [`Generator`] wrapper that consults it.
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use pgraphrag_core::{GenParams, Generator, Prompt};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Result};
+
+/// A SQLite file mapping (model id, prompt, generation parameters) to the generated text.
+///
+/// Every [`put`](Self::put) is its own committed transaction in WAL mode with
+/// `synchronous = FULL`, so a crash, a `kill -9` or Ctrl-C loses no finished generation;
+/// a rerun finds them all. Several processes may share the file (SQLite's locking, with a
+/// 30 s busy timeout).
+///
+/// ```
+/// use pgraphrag_core::{GenParams, Prompt};
+/// let cache = pgraphrag_eval::GenerationCache::in_memory().unwrap();
+/// let (p, params) = (Prompt::user("Hi"), GenParams::default());
+/// assert_eq!(cache.get("m", &p, &params).unwrap(), None);
+/// cache.put("m", &p, &params, "Hello!", 0.1).unwrap();
+/// assert_eq!(cache.get("m", &p, &params).unwrap().as_deref(), Some("Hello!"));
+/// assert_eq!(cache.get("other-model", &p, &params).unwrap(), None);
+/// assert_eq!(cache.len().unwrap(), 1);
+/// ```
+pub struct GenerationCache {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+#[derive(Serialize)]
+struct KeyParts<'a> {
+    model: &'a str,
+    prompt: &'a Prompt,
+    params: &'a GenParams,
+}
+
+impl GenerationCache {
+    /// Opens (creating if needed, with its parent folders) the cache at `path`.
+    pub fn open(path: &Path) -> Result<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let conn = Connection::open(path).map_err(|source| Error::Cache {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::init(conn, path.to_path_buf())
+    }
+
+    /// A cache that lives in memory only (for tests and one-off runs).
+    pub fn in_memory() -> Result<Self> {
+        let path = PathBuf::from(":memory:");
+        let conn = Connection::open_in_memory().map_err(|source| Error::Cache {
+            path: path.clone(),
+            source,
+        })?;
+        Self::init(conn, path)
+    }
+
+    fn init(conn: Connection, path: PathBuf) -> Result<Self> {
+        let err = |source| Error::Cache {
+            path: path.clone(),
+            source,
+        };
+        conn.busy_timeout(std::time::Duration::from_secs(30))
+            .map_err(err)?;
+        // WAL: readers never block the writer; FULL: a committed row survives a crash.
+        let _mode: String = conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(err)?;
+        conn.execute_batch(
+            "PRAGMA synchronous=FULL;
+             CREATE TABLE IF NOT EXISTS generations (
+                 key      TEXT PRIMARY KEY,
+                 model    TEXT NOT NULL,
+                 prompt   TEXT NOT NULL,
+                 params   TEXT NOT NULL,
+                 output   TEXT NOT NULL,
+                 seconds  REAL NOT NULL,
+                 created  TEXT NOT NULL DEFAULT (datetime('now'))
+             );",
+        )
+        .map_err(err)?;
+        Ok(GenerationCache {
+            conn: Mutex::new(conn),
+            path,
+        })
+    }
+
+    /// The file this cache lives in (`:memory:` for [`in_memory`](Self::in_memory)).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The cache key: the SHA-256 (hex) of the canonical JSON of model id, prompt and
+    /// parameters. Any change to any of them (even the seed) is a different key.
+    ///
+    /// ```
+    /// use pgraphrag_core::{GenParams, Prompt};
+    /// use pgraphrag_eval::GenerationCache;
+    /// let p = Prompt::user("Hi");
+    /// let a = GenerationCache::key("m", &p, &GenParams::default());
+    /// let b = GenerationCache::key("m", &p, &GenParams { seed: 7, ..Default::default() });
+    /// assert_eq!(a.len(), 64);
+    /// assert_ne!(a, b);
+    /// ```
+    pub fn key(model: &str, prompt: &Prompt, params: &GenParams) -> String {
+        let json = serde_json::to_string(&KeyParts {
+            model,
+            prompt,
+            params,
+        })
+        .expect("prompt and params serialize");
+        let digest = Sha256::digest(json.as_bytes());
+        digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave SQLite inconsistent; keep going.
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn err(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
+        move |source| Error::Cache {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// The cached output for this (model, prompt, params), if any.
+    pub fn get(&self, model: &str, prompt: &Prompt, params: &GenParams) -> Result<Option<String>> {
+        let key = Self::key(model, prompt, params);
+        self.lock()
+            .query_row(
+                "SELECT output FROM generations WHERE key = ?1",
+                params![key],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.err())
+    }
+
+    /// Stores an output (committed before returning). `seconds` is how long it took.
+    pub fn put(
+        &self,
+        model: &str,
+        prompt: &Prompt,
+        params: &GenParams,
+        output: &str,
+        seconds: f64,
+    ) -> Result<()> {
+        let key = Self::key(model, prompt, params);
+        let prompt_json = serde_json::to_string(prompt).expect("prompt serializes");
+        let params_json = serde_json::to_string(params).expect("params serialize");
+        self.lock()
+            .execute(
+                "INSERT OR REPLACE INTO generations (key, model, prompt, params, output, seconds)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![key, model, prompt_json, params_json, output, seconds],
+            )
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// How many generations the cache holds.
+    pub fn len(&self) -> Result<usize> {
+        let n: i64 = self
+            .lock()
+            .query_row("SELECT COUNT(*) FROM generations", [], |r| r.get(0))
+            .map_err(self.err())?;
+        Ok(n as usize)
+    }
+
+    /// `true` when the cache holds nothing.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+}
+
+/// Counters of a [`CachedGenerator`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CacheStats {
+    /// Calls answered from the cache.
+    pub hits: usize,
+    /// Calls that ran the model (and were then stored).
+    pub generated: usize,
+}
+
+/// A [`Generator`] that answers from a [`GenerationCache`] when it can and stores every
+/// new generation before returning it.
+///
+/// ```
+/// use pgraphrag_core::{GenParams, Generator, Prompt, Result};
+/// use pgraphrag_eval::{CachedGenerator, GenerationCache};
+///
+/// struct Echo;
+/// impl Generator for Echo {
+///     fn generate(&self, p: &Prompt, _: &GenParams) -> Result<String> { Ok(p.messages()[0].content.clone()) }
+/// }
+/// let g = CachedGenerator::new(Echo, "echo", GenerationCache::in_memory().unwrap());
+/// let params = GenParams::default();
+/// assert_eq!(g.generate(&Prompt::user("a"), &params).unwrap(), "a");
+/// assert_eq!(g.generate(&Prompt::user("a"), &params).unwrap(), "a");
+/// assert_eq!((g.stats().hits, g.stats().generated), (1, 1));
+/// ```
+pub struct CachedGenerator<G> {
+    inner: G,
+    model_id: String,
+    cache: GenerationCache,
+    hits: AtomicUsize,
+    generated: AtomicUsize,
+}
+
+impl<G: Generator> CachedGenerator<G> {
+    /// Wraps `inner`, identified in the cache as `model_id` (use something that changes
+    /// when the weights change, e.g. the file name and size, or the server's model name).
+    pub fn new(inner: G, model_id: impl Into<String>, cache: GenerationCache) -> Self {
+        CachedGenerator {
+            inner,
+            model_id: model_id.into(),
+            cache,
+            hits: AtomicUsize::new(0),
+            generated: AtomicUsize::new(0),
+        }
+    }
+
+    /// The model id used in cache keys.
+    pub fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    /// The cache.
+    pub fn cache(&self) -> &GenerationCache {
+        &self.cache
+    }
+
+    /// The wrapped generator.
+    pub fn inner(&self) -> &G {
+        &self.inner
+    }
+
+    /// Hits and generations so far.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            generated: self.generated.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Like [`Generator::generate`], also saying whether the answer came from the cache.
+    pub fn generate_cached(&self, prompt: &Prompt, params: &GenParams) -> Result<(String, bool)> {
+        if let Some(out) = self.cache.get(&self.model_id, prompt, params)? {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok((out, true));
+        }
+        let start = Instant::now();
+        let out = self
+            .inner
+            .generate(prompt, params)
+            .map_err(|e| Error::Generation {
+                user_id: String::new(),
+                config: String::new(),
+                source: e,
+            })?;
+        self.cache.put(
+            &self.model_id,
+            prompt,
+            params,
+            &out,
+            start.elapsed().as_secs_f64(),
+        )?;
+        self.generated.fetch_add(1, Ordering::Relaxed);
+        Ok((out, false))
+    }
+}
+
+impl<G: Generator> Generator for CachedGenerator<G> {
+    fn generate(&self, prompt: &Prompt, params: &GenParams) -> pgraphrag_core::Result<String> {
+        match self.generate_cached(prompt, params) {
+            Ok((out, _)) => Ok(out),
+            Err(Error::Generation { source, .. }) => Err(source),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn survives_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/cache.sqlite");
+        let p = Prompt::user("x");
+        let params = GenParams::default();
+        {
+            let c = GenerationCache::open(&path).unwrap();
+            c.put("m", &p, &params, "y", 1.0).unwrap();
+        }
+        let c = GenerationCache::open(&path).unwrap();
+        assert_eq!(c.get("m", &p, &params).unwrap().as_deref(), Some("y"));
+        assert_eq!(c.len().unwrap(), 1);
+    }
+}

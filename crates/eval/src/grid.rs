@@ -1,0 +1,419 @@
+//! The (mode, k) grid of PGraphRAG's `partial_generate` and the runner that fills it.
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use pgraphrag_core::{GenParams, Generator, Prompt};
+use pgraphrag_prompt::pgraphrag::{
+    Language, Mode, PromptBuilder, RankedProfile, Task, gpt_chat, llama3_raw,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::{CachedGenerator, Error, Result};
+
+/// One cell of the grid: a retrieval mode and how many reviews of each list to show.
+///
+/// Displays (and parses) as PGraphRAG's `mode_k` label, e.g. `both_k2`.
+///
+/// ```
+/// use pgraphrag_eval::RunConfig;
+/// use pgraphrag_prompt::pgraphrag::Mode;
+/// let c = RunConfig { mode: Mode::Both, k: 2 };
+/// assert_eq!(c.to_string(), "both_k2");
+/// assert_eq!("both_k2".parse::<RunConfig>().unwrap(), c);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// The retrieval mode.
+    pub mode: Mode,
+    /// Top-k of each ranked list.
+    pub k: usize,
+}
+
+impl fmt::Display for RunConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}_k{}", self.mode, self.k)
+    }
+}
+
+impl FromStr for RunConfig {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || Error::InvalidInput(format!("{s:?} is not a mode_k label like both_k2"));
+        let (m, k) = s.rsplit_once("_k").ok_or_else(bad)?;
+        Ok(RunConfig {
+            mode: m.parse().map_err(|_| bad())?,
+            k: k.parse().map_err(|_| bad())?,
+        })
+    }
+}
+
+/// The grid `partial_generate` runs: for each `k` (outer) and each mode (inner), skipping
+/// `none` and `random` for every `k` other than 1 (the released code skips them for
+/// k ∈ {2, 4}; here for any k ≠ 1). Duplicates are dropped.
+///
+/// ```
+/// use pgraphrag_eval::pgraphrag_grid;
+/// use pgraphrag_prompt::pgraphrag::Mode;
+/// let g = pgraphrag_grid(&Mode::ALL, &[1, 2, 4]);
+/// let labels: Vec<String> = g.iter().map(|c| c.to_string()).collect();
+/// assert_eq!(labels.len(), 11);
+/// assert_eq!(&labels[..5], ["none_k1", "user_k1", "neighbor_k1", "both_k1", "random_k1"]);
+/// assert!(!labels.contains(&"none_k2".to_string()));
+/// ```
+pub fn pgraphrag_grid(modes: &[Mode], ks: &[usize]) -> Vec<RunConfig> {
+    let mut out = Vec::new();
+    for &k in ks {
+        for &mode in modes {
+            if mode.k1_only() && k != 1 {
+                continue;
+            }
+            let c = RunConfig { mode, k };
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// How a PGraphRAG prompt is handed to the model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Wrapper {
+    /// `gpt_call`'s chat: the GPT system message, then the prompt as the user message;
+    /// the model formats it with its own chat template. The default.
+    #[default]
+    GptChat,
+    /// The prompt alone as one user message.
+    UserOnly,
+    /// `generate_llama`'s hand-written Llama-3.1 string, sent raw.
+    Llama3Raw,
+}
+
+impl Wrapper {
+    /// Wraps a prompt text.
+    pub fn wrap(self, text: String) -> Prompt {
+        match self {
+            Wrapper::GptChat => gpt_chat(text),
+            Wrapper::UserOnly => Prompt::user(text),
+            Wrapper::Llama3Raw => llama3_raw(&text),
+        }
+    }
+}
+
+/// What one run did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct RunStats {
+    /// (user, config) pairs.
+    pub jobs: usize,
+    /// Distinct prompts among them (each is generated or fetched once).
+    pub unique_prompts: usize,
+    /// Distinct prompts answered from the cache.
+    pub cache_hits: usize,
+    /// Distinct prompts the model generated in this run.
+    pub generated: usize,
+    /// Wall time of the generation phase, in seconds.
+    pub seconds: f64,
+}
+
+/// One user's raw generation, as PGraphRAG's OUTPUT files store it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserOutput {
+    /// The user id.
+    pub user_id: String,
+    /// The raw generation.
+    pub output: String,
+}
+
+/// All outputs of one grid cell, in user order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigOutputs {
+    /// The grid cell.
+    pub config: RunConfig,
+    /// One output per user.
+    pub outputs: Vec<UserOutput>,
+}
+
+/// A PGraphRAG grid on one task: builds every (user, config) prompt, generates each
+/// distinct prompt once (through a [`CachedGenerator`], so reruns reuse finished work), and
+/// returns the outputs per config.
+///
+/// ```
+/// use pgraphrag_core::{Entry, GenParams, Generator, Prompt, Result};
+/// use pgraphrag_eval::{Bench, CachedGenerator, GenerationCache, pgraphrag_grid};
+/// use pgraphrag_prompt::pgraphrag::{Mode, RankedProfile, Task};
+///
+/// struct Fixed;
+/// impl Generator for Fixed {
+///     fn generate(&self, _: &Prompt, _: &GenParams) -> Result<String> { Ok("Rating: 4".into()) }
+/// }
+/// let profiles = vec![RankedProfile { user_id: "u".into(), ..Default::default() }];
+/// let bench = Bench::new(Task::Rating, pgraphrag_grid(&Mode::ALL, &[1, 2, 4]));
+/// let g = CachedGenerator::new(Fixed, "fixed", GenerationCache::in_memory().unwrap());
+/// let (outs, stats) = bench.run(&profiles, &g).unwrap();
+/// assert_eq!(outs.len(), 11);
+/// assert_eq!(stats.jobs, 11);
+/// assert!(stats.unique_prompts < 11); // empty lists make k = 1, 2, 4 identical
+/// ```
+#[derive(Debug, Clone)]
+pub struct Bench {
+    /// The task.
+    pub task: Task,
+    /// The direction's language.
+    pub language: Language,
+    /// The grid cells, in output order.
+    pub configs: Vec<RunConfig>,
+    /// Generation parameters (part of the cache key).
+    pub params: GenParams,
+    /// How prompts are wrapped for the model.
+    pub wrapper: Wrapper,
+    /// Show a progress bar on stderr (hidden anyway when stderr is not a terminal).
+    pub progress: bool,
+}
+
+impl Bench {
+    /// A bench for `task` over `configs`, English, [`Bench::default_params`] for the task,
+    /// the GPT chat wrapper, progress bar on.
+    pub fn new(task: Task, configs: Vec<RunConfig>) -> Self {
+        Bench {
+            task,
+            language: Language::English,
+            configs,
+            params: Self::default_params(task),
+            wrapper: Wrapper::GptChat,
+            progress: true,
+        }
+    }
+
+    /// Default generation parameters per task: temperature 0.4 (the released GPT runs),
+    /// seed 42, and `max_tokens` 256 for text (the released Llama `max_new_tokens`), 32 for
+    /// titles (asked for in ten words or less) and 8 for ratings (`Rating: 4`).
+    pub fn default_params(task: Task) -> GenParams {
+        GenParams {
+            max_tokens: Self::default_max_tokens(task),
+            temperature: pgraphrag_prompt::pgraphrag::GPT_TEMPERATURE,
+            top_p: None,
+            seed: 42,
+            stop: Vec::new(),
+        }
+    }
+
+    /// 256 (text), 32 (title), 8 (rating).
+    pub fn default_max_tokens(task: Task) -> usize {
+        match task {
+            Task::Text => 256,
+            Task::Title => 32,
+            Task::Rating => 8,
+        }
+    }
+
+    /// The prompt of one user in one config.
+    pub fn prompt(&self, profile: &RankedProfile, config: RunConfig) -> Prompt {
+        let text = PromptBuilder::new(self.task).language(self.language).build(
+            profile,
+            config.mode,
+            config.k,
+        );
+        self.wrapper.wrap(text)
+    }
+
+    /// The distinct prompts of a run, in generation order (user by user, config by config),
+    /// and for each (config, user) the index of its prompt.
+    pub fn plan(&self, profiles: &[RankedProfile]) -> (Vec<Prompt>, Vec<Vec<usize>>) {
+        let mut unique: Vec<Prompt> = Vec::new();
+        let mut index: HashMap<Prompt, usize> = HashMap::new();
+        let mut map = vec![Vec::with_capacity(profiles.len()); self.configs.len()];
+        for p in profiles {
+            for (ci, &c) in self.configs.iter().enumerate() {
+                let prompt = self.prompt(p, c);
+                let i = *index.entry(prompt.clone()).or_insert_with(|| {
+                    unique.push(prompt);
+                    unique.len() - 1
+                });
+                map[ci].push(i);
+            }
+        }
+        (unique, map)
+    }
+
+    /// Runs the grid. Each distinct prompt is generated once; every finished generation is
+    /// in the cache before the next starts, so an interrupted run loses nothing.
+    pub fn run<G: Generator>(
+        &self,
+        profiles: &[RankedProfile],
+        generator: &CachedGenerator<G>,
+    ) -> Result<(Vec<ConfigOutputs>, RunStats)> {
+        let start = Instant::now();
+        let (unique, map) = self.plan(profiles);
+        let bar = if self.progress {
+            let b = ProgressBar::new(unique.len() as u64);
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} prompts ({eta} left) {msg}",
+                )
+                .expect("static template"),
+            );
+            b
+        } else {
+            ProgressBar::hidden()
+        };
+        // Who first needs each prompt, for error messages.
+        let mut owner = vec![(0usize, 0usize); unique.len()];
+        for (ci, users) in map.iter().enumerate().rev() {
+            for (ui, &pi) in users.iter().enumerate().rev() {
+                owner[pi] = (ui, ci);
+            }
+        }
+        let mut answers = Vec::with_capacity(unique.len());
+        let (mut hits, mut generated) = (0, 0);
+        for (pi, prompt) in unique.iter().enumerate() {
+            let (out, hit) =
+                generator
+                    .generate_cached(prompt, &self.params)
+                    .map_err(|e| match e {
+                        Error::Generation { source, .. } => {
+                            let (ui, ci) = owner[pi];
+                            Error::Generation {
+                                user_id: profiles[ui].user_id.clone(),
+                                config: self.configs[ci].to_string(),
+                                source,
+                            }
+                        }
+                        other => other,
+                    })?;
+            if hit {
+                hits += 1;
+            } else {
+                generated += 1;
+            }
+            answers.push(out);
+            bar.set_message(format!("{hits} cached, {generated} generated"));
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+        let outs = self
+            .configs
+            .iter()
+            .zip(&map)
+            .map(|(&config, idx)| ConfigOutputs {
+                config,
+                outputs: idx
+                    .iter()
+                    .zip(profiles)
+                    .map(|(&i, p)| UserOutput {
+                        user_id: p.user_id.clone(),
+                        output: answers[i].clone(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let stats = RunStats {
+            jobs: profiles.len() * self.configs.len(),
+            unique_prompts: unique.len(),
+            cache_hits: hits,
+            generated,
+            seconds: start.elapsed().as_secs_f64(),
+        };
+        Ok((outs, stats))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::GenerationCache;
+    use pgraphrag_core::Entry;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    struct Count(AtomicUsize);
+    impl Generator for Count {
+        fn generate(&self, p: &Prompt, _: &GenParams) -> pgraphrag_core::Result<String> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(format!(
+                "{}",
+                p.messages().last().map_or(0, |m| m.content.len())
+            ))
+        }
+    }
+
+    fn entry(t: &str) -> Entry {
+        Entry {
+            title: Some(t.into()),
+            text: Some(t.into()),
+            rating: Some(3.0),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn rerun_generates_nothing_and_outputs_are_equal() {
+        let profiles: Vec<RankedProfile> = (0..3)
+            .map(|i| RankedProfile {
+                user_id: format!("u{i}"),
+                target: entry(&format!("t{i}")),
+                user: vec![entry("a"), entry("b"), entry("c")],
+                neighbors: vec![entry("n")],
+                random: Some(entry("r")),
+            })
+            .collect();
+        let bench = Bench {
+            progress: false,
+            ..Bench::new(Task::Title, pgraphrag_grid(&Mode::ALL, &[1, 2, 4]))
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.sqlite");
+        let g = CachedGenerator::new(
+            Count(AtomicUsize::new(0)),
+            "count",
+            GenerationCache::open(&path).unwrap(),
+        );
+        let (o1, s1) = bench.run(&profiles, &g).unwrap();
+        // neighbor k1/k2/k4 are identical (one neighbour); user k4 = k2 + c, distinct.
+        assert_eq!(s1.jobs, 33);
+        assert_eq!(s1.unique_prompts, 3 * 9);
+        assert_eq!(s1.generated, 27);
+        assert_eq!(g.inner().0.load(Ordering::SeqCst), 27);
+        let g2 = CachedGenerator::new(
+            Count(AtomicUsize::new(0)),
+            "count",
+            GenerationCache::open(&path).unwrap(),
+        );
+        let (o2, s2) = bench.run(&profiles, &g2).unwrap();
+        assert_eq!((s2.cache_hits, s2.generated), (27, 0));
+        assert_eq!(g2.inner().0.load(Ordering::SeqCst), 0);
+        assert_eq!(o1, o2);
+    }
+
+    #[test]
+    fn generator_errors_name_user_and_config() {
+        struct Fail;
+        impl Generator for Fail {
+            fn generate(&self, _: &Prompt, _: &GenParams) -> pgraphrag_core::Result<String> {
+                Err(pgraphrag_core::Error::InvalidInput("boom".into()))
+            }
+        }
+        let bench = Bench {
+            progress: false,
+            ..Bench::new(
+                Task::Text,
+                vec![RunConfig {
+                    mode: Mode::None,
+                    k: 1,
+                }],
+            )
+        };
+        let profiles = vec![RankedProfile {
+            user_id: "alice".into(),
+            ..Default::default()
+        }];
+        let g = CachedGenerator::new(Fail, "f", GenerationCache::in_memory().unwrap());
+        let e = bench.run(&profiles, &g).unwrap_err().to_string();
+        assert!(
+            e.contains("alice") && e.contains("none_k1") && e.contains("boom"),
+            "{e}"
+        );
+    }
+}

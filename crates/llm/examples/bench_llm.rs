@@ -1,0 +1,73 @@
+//! Candle side of `scripts/bench_llm.sh`: prompt-processing and greedy decode speed of a GGUF
+//! model, one JSON line per repetition (same protocol as `scripts/bench_llm.py` for llama.cpp).
+//!
+//! ```sh
+//! RAYON_NUM_THREADS=2 cargo run --release -p pgraphrag-llm --example bench_llm -- \
+//!     --model models/SmolLM2-135M-Instruct.Q4_1.gguf --prompt-file prompt.txt --tg 64 --reps 3 [--q8]
+//! ```
+//! The prompt text is fed as a raw prompt (tokenized exactly as llama.cpp does, see the
+//! tokenizer test); the KV cache is reset per repetition; decode tokens/s counts the tokens
+//! after the first over their time.
+
+use std::path::PathBuf;
+
+use pgraphrag_core::{GenParams, Prompt};
+use pgraphrag_llm::{GgufModel, GgufOptions, WeightFormat};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut model = pgraphrag_llm::default_model_path();
+    let mut prompt_file: Option<PathBuf> = None;
+    let (mut tg, mut reps, mut q8) = (64usize, 3usize, false);
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut val = || args.next().ok_or_else(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "--model" => model = PathBuf::from(val()?),
+            "--prompt-file" => prompt_file = Some(PathBuf::from(val()?)),
+            "--tg" => tg = val()?.parse()?,
+            "--reps" => reps = val()?.parse()?,
+            "--q8" => q8 = true,
+            other => return Err(format!("unknown argument {other}").into()),
+        }
+    }
+    let text = match prompt_file {
+        Some(p) => std::fs::read_to_string(p)?,
+        None => "The quick brown fox jumps over the lazy dog. ".repeat(40),
+    };
+    let opts = GgufOptions {
+        weights: if q8 {
+            WeightFormat::Q8_0
+        } else {
+            WeightFormat::AsStored
+        },
+        ..Default::default()
+    };
+    let t = std::time::Instant::now();
+    let m = GgufModel::load(&model, opts)?;
+    let load_s = t.elapsed().as_secs_f64();
+    let ids = m.prompt_tokens(&Prompt::Raw(text))?;
+    // Generate exactly `tg` tokens: no stop token ends the run early.
+    let params = GenParams {
+        max_tokens: tg,
+        temperature: 0.0,
+        ..Default::default()
+    };
+    for rep in 0..reps {
+        let g = m.generate_tokens(ids.clone(), &params)?;
+        println!(
+            "{}",
+            serde_json::json!({
+                "engine": if q8 { "candle-q8_0" } else { "candle" },
+                "rep": rep,
+                "load_s": load_s,
+                "pp_tokens": g.prompt_tokens,
+                "pp_tok_s": g.prompt_tok_per_s(),
+                "tg_tokens": g.tokens.len(),
+                "tg_tok_s": g.decode_tok_per_s(),
+                "finish": format!("{:?}", g.finish),
+                "text": g.text,
+            })
+        );
+    }
+    Ok(())
+}

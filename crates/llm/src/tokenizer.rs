@@ -1,0 +1,270 @@
+//! Tokenizers built from GGUF metadata (byte-level BPE) or loaded from a `tokenizer.json`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use candle_core::quantized::gguf_file::{Content, Value};
+use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
+use tokenizers::models::bpe::{BPE, Vocab};
+use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+use tokenizers::pre_tokenizers::digits::Digits;
+use tokenizers::pre_tokenizers::sequence::Sequence;
+use tokenizers::{AddedToken, Tokenizer};
+
+use crate::error::{LlmError, Result};
+
+/// A model's tokenizer with the special-token facts generation needs.
+///
+/// Built by [`crate::GgufModel::load`]; public so callers can count tokens exactly as the
+/// model will see them (e.g. to fit a prompt into a token budget).
+#[derive(Clone)]
+pub struct LlmTokenizer {
+    inner: Tokenizer,
+    /// Token text by id (from the GGUF vocabulary, or the tokenizer.json's).
+    vocab: HashMap<u32, String>,
+    bos: Option<u32>,
+    eos: Option<u32>,
+    add_bos: bool,
+    source: PathBuf,
+}
+
+impl std::fmt::Debug for LlmTokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmTokenizer")
+            .field("vocab_size", &self.vocab.len())
+            .field("bos", &self.bos)
+            .field("eos", &self.eos)
+            .field("add_bos", &self.add_bos)
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+fn md<'a>(ct: &'a Content, key: &str) -> Option<&'a Value> {
+    ct.metadata.get(key)
+}
+
+pub(crate) fn md_u32(ct: &Content, key: &str) -> Option<u32> {
+    md(ct, key).and_then(value_u32)
+}
+
+fn value_u32(v: &Value) -> Option<u32> {
+    match v {
+        Value::U8(x) => Some(*x as u32),
+        Value::I8(x) => u32::try_from(*x).ok(),
+        Value::U16(x) => Some(*x as u32),
+        Value::I16(x) => u32::try_from(*x).ok(),
+        Value::U32(x) => Some(*x),
+        Value::I32(x) => u32::try_from(*x).ok(),
+        Value::U64(x) => u32::try_from(*x).ok(),
+        Value::I64(x) => u32::try_from(*x).ok(),
+        _ => None,
+    }
+}
+
+pub(crate) fn md_str<'a>(ct: &'a Content, key: &str) -> Option<&'a str> {
+    md(ct, key)
+        .and_then(|v| v.to_string().ok())
+        .map(|s| s.as_str())
+}
+
+fn md_bool(ct: &Content, key: &str) -> Option<bool> {
+    md(ct, key).and_then(|v| v.to_bool().ok())
+}
+
+fn string_array(ct: &Content, key: &str, path: &Path) -> Result<Vec<String>> {
+    let err = |reason: String| LlmError::Tokenizer {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let v = md(ct, key).ok_or_else(|| err(format!("GGUF metadata has no `{key}`")))?;
+    let arr = v
+        .to_vec()
+        .map_err(|_| err(format!("`{key}` is not an array")))?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, x)| {
+            x.to_string()
+                .cloned()
+                .map_err(|_| err(format!("`{key}`[{i}] is not a string")))
+        })
+        .collect()
+}
+
+impl LlmTokenizer {
+    /// Builds the byte-level BPE tokenizer that a `gpt2`-style GGUF file declares: the GGUF
+    /// vocabulary and merges, pre-tokenizer `Sequence[Digits(individual_digits=true),
+    /// ByteLevel(add_prefix_space=false)]`, ByteLevel decoder, and every token of type 2..=5
+    /// (unknown, control, user-defined, unused) registered as a special token.
+    ///
+    /// This matches the `tokenizer.json` SmolLM2 ships (candle's own `TokenizerFromGguf` adds a
+    /// prefix space, which changes the first token of every text).
+    pub fn from_gguf(ct: &Content, path: &Path) -> Result<Self> {
+        let err = |reason: String| LlmError::Tokenizer {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let kind = md_str(ct, "tokenizer.ggml.model").unwrap_or("");
+        if kind != "gpt2" {
+            return Err(err(format!(
+                "GGUF tokenizer model `{kind}` cannot be rebuilt from metadata (only byte-level BPE `gpt2` can); pass a tokenizer.json with GgufOptions::tokenizer_json or put `{}` next to the model",
+                sibling_tokenizer_name(path)
+            )));
+        }
+        let tokens = string_array(ct, "tokenizer.ggml.tokens", path)?;
+        let merges: Vec<(String, String)> = string_array(ct, "tokenizer.ggml.merges", path)?
+            .into_iter()
+            .map(|m| {
+                m.split_once(' ')
+                    .map(|(a, b)| (a.to_string(), b.to_string()))
+                    .ok_or_else(|| err(format!("merge `{m}` has no space")))
+            })
+            .collect::<Result<_>>()?;
+        let vocab_map: Vocab = tokens
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.clone(), i as u32))
+            .collect();
+        let mut builder = BPE::builder().vocab_and_merges(vocab_map, merges);
+        if let Some(unk) = md_u32(ct, "tokenizer.ggml.unknown_token_id")
+            .or_else(|| md_u32(ct, "tokenizer.ggml.unk_token_id"))
+            .and_then(|i| tokens.get(i as usize))
+        {
+            builder = builder.unk_token(unk.clone());
+        }
+        let bpe = builder
+            .build()
+            .map_err(|e| err(format!("building BPE: {e}")))?;
+        let mut tk = Tokenizer::new(bpe);
+        tk.with_pre_tokenizer(Some(Sequence::new(vec![
+            Digits::new(true).into(),
+            ByteLevel::new(false, true, true).into(),
+        ])));
+        tk.with_decoder(Some(ByteLevelDecoder::new(false, true, true)));
+        if let Some(Value::Array(types)) = md(ct, "tokenizer.ggml.token_type") {
+            let specials: Vec<AddedToken> = types
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| matches!(value_u32(t), Some(2..=5)))
+                .filter_map(|(i, _)| tokens.get(i))
+                .map(|t| AddedToken::from(t.clone(), true))
+                .collect();
+            tk.add_special_tokens(specials)
+                .map_err(|e| err(format!("registering special tokens: {e}")))?;
+        }
+        let vocab = tokens
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| (i as u32, t))
+            .collect();
+        Ok(LlmTokenizer {
+            inner: tk,
+            vocab,
+            bos: md_u32(ct, "tokenizer.ggml.bos_token_id"),
+            eos: md_u32(ct, "tokenizer.ggml.eos_token_id"),
+            add_bos: md_bool(ct, "tokenizer.ggml.add_bos_token").unwrap_or(false),
+            source: path.to_path_buf(),
+        })
+    }
+
+    /// Loads a Hugging Face `tokenizer.json`; BOS/EOS ids and whether to add BOS come from the
+    /// GGUF metadata `ct` (the model's own facts), the text pipeline from the file.
+    pub fn from_json(json: &Path, ct: &Content) -> Result<Self> {
+        if !json.exists() {
+            return Err(LlmError::ModelNotFound {
+                path: json.to_path_buf(),
+            });
+        }
+        let inner = Tokenizer::from_file(json).map_err(|e| LlmError::Tokenizer {
+            path: json.to_path_buf(),
+            reason: format!("cannot read tokenizer.json: {e}"),
+        })?;
+        let vocab = inner
+            .get_vocab(true)
+            .into_iter()
+            .map(|(t, i)| (i, t))
+            .collect();
+        Ok(LlmTokenizer {
+            inner,
+            vocab,
+            bos: md_u32(ct, "tokenizer.ggml.bos_token_id"),
+            eos: md_u32(ct, "tokenizer.ggml.eos_token_id"),
+            add_bos: md_bool(ct, "tokenizer.ggml.add_bos_token").unwrap_or(false),
+            source: json.to_path_buf(),
+        })
+    }
+
+    /// Encodes `text`; special-token strings in it (e.g. `<|im_start|>`) become their ids.
+    /// Never adds BOS (see [`Self::add_bos`]).
+    ///
+    /// ```no_run
+    /// # fn main() -> pgraphrag_llm::Result<()> {
+    /// let m = pgraphrag_llm::GgufModel::load(&pgraphrag_llm::default_model_path(), Default::default())?;
+    /// let ids = m.tokenizer().encode("Hello world")?;
+    /// assert_eq!(m.tokenizer().decode(&ids)?, "Hello world");
+    /// # Ok(()) }
+    /// ```
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        self.inner
+            .encode_fast(text, false)
+            .map(|e| e.get_ids().to_vec())
+            .map_err(|e| LlmError::Tokenizer {
+                path: self.source.clone(),
+                reason: format!("encoding failed: {e}"),
+            })
+    }
+
+    /// Decodes ids to text, dropping special tokens.
+    pub fn decode(&self, ids: &[u32]) -> Result<String> {
+        self.inner
+            .decode(ids, true)
+            .map_err(|e| LlmError::Tokenizer {
+                path: self.source.clone(),
+                reason: format!("decoding failed: {e}"),
+            })
+    }
+
+    /// The id of a token given its exact text (`<|im_end|>`), if the vocabulary has it.
+    pub fn token_id(&self, token: &str) -> Option<u32> {
+        self.inner.token_to_id(token)
+    }
+
+    /// The text of token `id` as stored in the vocabulary (byte-level form for BPE models).
+    pub fn token_text(&self, id: u32) -> Option<&str> {
+        self.vocab.get(&id).map(|s| s.as_str())
+    }
+
+    /// Vocabulary size.
+    pub fn vocab_size(&self) -> usize {
+        self.vocab.len()
+    }
+
+    /// Beginning-of-sequence id, if the model declares one.
+    pub fn bos(&self) -> Option<u32> {
+        self.bos
+    }
+
+    /// End-of-sequence id, if the model declares one.
+    pub fn eos(&self) -> Option<u32> {
+        self.eos
+    }
+
+    /// Whether the model expects BOS before a raw prompt (`tokenizer.ggml.add_bos_token`).
+    pub fn add_bos(&self) -> bool {
+        self.add_bos
+    }
+
+    /// The underlying `tokenizers` tokenizer.
+    pub fn inner(&self) -> &Tokenizer {
+        &self.inner
+    }
+}
+
+/// `gemma-3-270m-q4_k_m.gguf` → `gemma-3-270m-q4_k_m.tokenizer.json`.
+pub(crate) fn sibling_tokenizer_name(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("{stem}.tokenizer.json")
+}

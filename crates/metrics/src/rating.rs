@@ -1,0 +1,172 @@
+//! MAE and RMSE for rating prediction (LaMP-3), with LaMP's rule for unreadable predictions.
+//!
+//! LaMP (`eval/evaluation.py`) strips both sides and reads them with Python's `float()`. A
+//! prediction that `float()` rejects is replaced by whichever of 1.0 and 5.0 is **farther** from
+//! the gold (5.0 on a tie), the worst possible rating. MAE is `evaluate.load("mae")`, RMSE is
+//! `evaluate.load("mse")` with `squared=False`.
+//!
+//! ```
+//! use pgraphrag_metrics::rating::{mae_rmse, parse_python_float};
+//! assert_eq!(parse_python_float(" 4.5\n"), Some(4.5));
+//! assert_eq!(parse_python_float("1_000"), Some(1000.0));
+//! assert_eq!(parse_python_float("four"), None);
+//! let r = mae_rmse(&["4", "great!"], &["5", "2"]).unwrap();
+//! assert_eq!(r.mae, (1.0 + 3.0) / 2.0); // "great!" -> 5.0, farther from 2 than 1.0 is
+//! ```
+use crate::error::{Error, Result};
+use crate::py_strip;
+
+/// Python's `float(s)` for a `str`: surrounding whitespace, sign, digits with single `_`
+/// separators, a decimal point, an exponent, `inf`/`infinity`/`nan` in any case.
+/// Non-ASCII decimal digits (which Python also accepts) are not supported.
+pub fn parse_python_float(s: &str) -> Option<f64> {
+    let t = py_strip(s);
+    let (sign, body) = match t.as_bytes().first() {
+        Some(b'+') => (1.0, &t[1..]),
+        Some(b'-') => (-1.0, &t[1..]),
+        _ => (1.0, t),
+    };
+    let lower = body.to_ascii_lowercase();
+    match lower.as_str() {
+        "inf" | "infinity" => return Some(sign * f64::INFINITY),
+        "nan" => return Some(f64::NAN),
+        _ => {}
+    }
+    // grammar check: digitpart? ('.' digitpart?)? (e [+-]? digitpart)?  with at least one digit
+    let b = body.as_bytes();
+    let mut i = 0;
+    let digitpart = |i: &mut usize| -> Option<usize> {
+        let start = *i;
+        let mut n = 0;
+        while *i < b.len() {
+            if b[*i].is_ascii_digit() {
+                n += 1;
+                *i += 1;
+            } else if b[*i] == b'_'
+                && *i > start
+                && b[*i - 1].is_ascii_digit()
+                && b.get(*i + 1).is_some_and(u8::is_ascii_digit)
+            {
+                *i += 1;
+            } else {
+                break;
+            }
+        }
+        if n == 0 { None } else { Some(n) }
+    };
+    let int_digits = digitpart(&mut i).unwrap_or(0);
+    let mut frac_digits = 0;
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        frac_digits = digitpart(&mut i).unwrap_or(0);
+    }
+    if int_digits + frac_digits == 0 {
+        return None;
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            i += 1;
+        }
+        digitpart(&mut i)?;
+    }
+    if i != b.len() {
+        return None;
+    }
+    let clean: String = body.chars().filter(|&c| c != '_').collect();
+    clean.parse::<f64>().ok().map(|v| sign * v)
+}
+
+/// LaMP's mapping of one prediction given its (numeric) gold.
+pub fn lamp_rating(prediction: &str, gold: f64) -> f64 {
+    match parse_python_float(prediction) {
+        Some(v) => v,
+        None => {
+            if (1.0 - gold).abs() > (5.0 - gold).abs() {
+                1.0
+            } else {
+                5.0
+            }
+        }
+    }
+}
+
+/// MAE and RMSE.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MaeRmse {
+    /// Mean absolute error.
+    pub mae: f64,
+    /// Root mean squared error.
+    pub rmse: f64,
+    /// How many predictions were unreadable and replaced by 1 or 5.
+    pub unparsed: usize,
+}
+
+/// LaMP-3's MAE and RMSE of prediction strings against gold strings. A gold that is not a number is
+/// an error naming its position; an empty input is an error.
+pub fn mae_rmse<S: AsRef<str>, G: AsRef<str>>(predictions: &[S], golds: &[G]) -> Result<MaeRmse> {
+    if predictions.len() != golds.len() {
+        return Err(Error::LengthMismatch {
+            what: "mae_rmse predictions and golds",
+            left: predictions.len(),
+            right: golds.len(),
+        });
+    }
+    if predictions.is_empty() {
+        return Err(Error::InvalidArgument("mae_rmse of no examples".into()));
+    }
+    let (mut abs, mut sq, mut unparsed) = (0.0, 0.0, 0);
+    for (i, (p, g)) in predictions.iter().zip(golds).enumerate() {
+        let g = g.as_ref();
+        let gv = parse_python_float(g).ok_or_else(|| Error::BadGold {
+            index: i,
+            value: g.to_string(),
+        })?;
+        if parse_python_float(p.as_ref()).is_none() {
+            unparsed += 1;
+        }
+        let pv = lamp_rating(p.as_ref(), gv);
+        abs += (gv - pv).abs();
+        sq += (gv - pv) * (gv - pv);
+    }
+    let n = predictions.len() as f64;
+    Ok(MaeRmse {
+        mae: abs / n,
+        rmse: (sq / n).sqrt(),
+        unparsed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_float_grammar() {
+        for (s, v) in [
+            ("1", 1.0),
+            ("-2.5", -2.5),
+            (".5", 0.5),
+            ("5.", 5.0),
+            ("1e3", 1000.0),
+            ("  +3 ", 3.0),
+            ("1_0.0_1", 10.01),
+        ] {
+            assert_eq!(parse_python_float(s), Some(v), "{s}");
+        }
+        for s in [
+            "", ".", "e3", "1e", "1__0", "_1", "1_", "0x10", "1.2.3", "4 stars", "١",
+        ] {
+            assert_eq!(parse_python_float(s), None, "{s}");
+        }
+        assert!(parse_python_float("NaN").unwrap().is_nan());
+        assert_eq!(parse_python_float("-Infinity"), Some(f64::NEG_INFINITY));
+    }
+
+    #[test]
+    fn farther_of_one_and_five() {
+        assert_eq!(lamp_rating("?", 4.0), 1.0);
+        assert_eq!(lamp_rating("?", 2.0), 5.0);
+        assert_eq!(lamp_rating("?", 3.0), 5.0);
+    }
+}

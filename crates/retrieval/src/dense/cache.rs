@@ -1,0 +1,274 @@
+//! [`EmbeddingCache`]: embeddings persisted in SQLite, keyed by model and text, so a corpus
+//! is encoded once; and [`encode_corpus`], whole-corpus encoding through the cache with a
+//! progress bar.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use sha2::{Digest, Sha256};
+
+use super::encoder::{BertEncoder, Pooling};
+use crate::{Error, Result};
+
+/// Embeddings on disk (SQLite in WAL mode: every batch is one transaction, so a crash loses
+/// at most the batch in flight and a rerun resumes where it stopped).
+///
+/// Rows are keyed by a *model key* (see [`EmbeddingCache::model_key`]: the encoder's
+/// fingerprint plus the pooling) and the sha256 of the text; vectors are stored raw
+/// (never normalised) as little-endian `f32`.
+///
+/// ```
+/// use pgraphrag_retrieval::dense::EmbeddingCache;
+/// let c = EmbeddingCache::in_memory().unwrap();
+/// c.put_many("m", &[("hello", &[1.0f32, 2.0][..])]).unwrap();
+/// assert_eq!(c.get_many("m", &["hello", "bye"]).unwrap(), vec![Some(vec![1.0, 2.0]), None]);
+/// assert_eq!(c.len().unwrap(), 1);
+/// ```
+#[derive(Debug)]
+pub struct EmbeddingCache {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+/// The sha256 of a text, the text part of a cache key.
+pub fn text_key(text: &str) -> [u8; 32] {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+impl EmbeddingCache {
+    /// Opens (creating if needed) the cache file at `path`.
+    pub fn open(path: &Path) -> Result<Self> {
+        if let Some(parent) = path.parent()
+            && !parent.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(parent).map_err(|e| Error::Cache {
+                path: path.to_path_buf(),
+                message: format!("cannot create the folder: {e}"),
+            })?;
+        }
+        let conn = Connection::open(path).map_err(|e| Error::Cache {
+            path: path.to_path_buf(),
+            message: format!("cannot open: {e}"),
+        })?;
+        Self::init(conn, path.to_path_buf(), true)
+    }
+
+    /// A cache in memory only (for tests and one-off runs).
+    pub fn in_memory() -> Result<Self> {
+        let conn = Connection::open_in_memory().map_err(|e| Error::Cache {
+            path: ":memory:".into(),
+            message: e.to_string(),
+        })?;
+        Self::init(conn, ":memory:".into(), false)
+    }
+
+    fn init(conn: Connection, path: PathBuf, wal: bool) -> Result<Self> {
+        let err = |e: rusqlite::Error| Error::Cache {
+            path: path.clone(),
+            message: format!("{e} (is it an embedding cache written by pgraphrag?)"),
+        };
+        if wal {
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
+                .map_err(err)?;
+            conn.pragma_update(None, "synchronous", "NORMAL")
+                .map_err(err)?;
+        }
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS embeddings (
+                model TEXT NOT NULL,
+                text_sha256 BLOB NOT NULL,
+                dim INTEGER NOT NULL,
+                vec BLOB NOT NULL,
+                PRIMARY KEY (model, text_sha256)
+            ) WITHOUT ROWID;",
+        )
+        .map_err(err)?;
+        Ok(EmbeddingCache {
+            conn: Mutex::new(conn),
+            path,
+        })
+    }
+
+    /// The file behind the cache (`:memory:` for [`EmbeddingCache::in_memory`]).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The model key of `encoder` with `pooling`: `"{fingerprint}/{pooling}"`.
+    pub fn model_key(encoder: &BertEncoder, pooling: Pooling) -> Result<String> {
+        Ok(format!("{}/{}", encoder.fingerprint()?, pooling.name()))
+    }
+
+    fn err(&self, e: impl std::fmt::Display) -> Error {
+        Error::Cache {
+            path: self.path.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>> {
+        self.conn
+            .lock()
+            .map_err(|_| self.err("the cache lock is poisoned (a thread panicked while writing)"))
+    }
+
+    /// Looks up `texts` under `model`; `None` for each text not cached.
+    pub fn get_many(&self, model: &str, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
+        let conn = self.lock()?;
+        let mut stmt = conn
+            .prepare_cached("SELECT dim, vec FROM embeddings WHERE model = ?1 AND text_sha256 = ?2")
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::with_capacity(texts.len());
+        for t in texts {
+            let row: Option<(i64, Vec<u8>)> = stmt
+                .query_row(params![model, &text_key(t)[..]], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional()
+                .map_err(|e| self.err(e))?;
+            out.push(match row {
+                None => None,
+                Some((dim, bytes)) => {
+                    if bytes.len() != dim.max(0) as usize * 4 {
+                        return Err(self.err(format!(
+                            "corrupt row for model {model}: {} bytes for dimension {dim}; delete the file to rebuild it",
+                            bytes.len()
+                        )));
+                    }
+                    Some(
+                        bytes
+                            .chunks_exact(4)
+                            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                            .collect(),
+                    )
+                }
+            });
+        }
+        Ok(out)
+    }
+
+    /// Stores `(text, vector)` pairs under `model`, in one transaction (replacing old rows).
+    pub fn put_many(&self, model: &str, items: &[(&str, &[f32])]) -> Result<()> {
+        let mut conn = self.lock()?;
+        let tx = conn.transaction().map_err(|e| self.err(e))?;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO embeddings (model, text_sha256, dim, vec) VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(|e| self.err(e))?;
+            for (t, v) in items {
+                let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                stmt.execute(params![model, &text_key(t)[..], v.len() as i64, bytes])
+                    .map_err(|e| self.err(e))?;
+            }
+        }
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// How many vectors the cache holds (all models).
+    pub fn len(&self) -> Result<usize> {
+        let conn = self.lock()?;
+        conn.query_row("SELECT COUNT(*) FROM embeddings", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map(|n| n as usize)
+        .map_err(|e| self.err(e))
+    }
+
+    /// Whether the cache holds no vector.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+}
+
+/// Encodes `texts` with `pooling` (raw, never normalised), reading what `cache` already
+/// holds and writing what it lacks, `chunk` texts per cache transaction; a progress bar on
+/// stderr when `progress` is true. Duplicate texts are encoded once. Returns one row per
+/// text, in order.
+///
+/// This is the whole-split entry point: interrupting it loses at most one chunk.
+pub fn encode_corpus(
+    encoder: &BertEncoder,
+    cache: Option<&EmbeddingCache>,
+    texts: &[&str],
+    pooling: Pooling,
+    progress: bool,
+) -> Result<pgraphrag_core::Embeddings> {
+    let dim = encoder.dim();
+    let mut out = vec![0f32; texts.len() * dim];
+    // Unique texts, first occurrence order.
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut uniq: Vec<&str> = Vec::new();
+    let slot: Vec<usize> = texts
+        .iter()
+        .map(|&t| {
+            *index.entry(t).or_insert_with(|| {
+                uniq.push(t);
+                uniq.len() - 1
+            })
+        })
+        .collect();
+    let mut vecs: Vec<Option<Vec<f32>>> = match cache {
+        Some(c) => {
+            let key = EmbeddingCache::model_key(encoder, pooling)?;
+            let got = c.get_many(&key, &uniq)?;
+            for v in got.iter().flatten() {
+                if v.len() != dim {
+                    return Err(c.err(format!(
+                        "cached vectors have dimension {} but the model has {dim}",
+                        v.len()
+                    )));
+                }
+            }
+            got
+        }
+        None => vec![None; uniq.len()],
+    };
+    let missing: Vec<usize> = (0..uniq.len()).filter(|&i| vecs[i].is_none()).collect();
+    let bar = if progress && !missing.is_empty() {
+        let b = indicatif::ProgressBar::new(missing.len() as u64);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{msg} {bar:40} {pos}/{len} texts [{elapsed_precise} < {eta_precise}, {per_sec}]",
+        ) {
+            b.set_style(style);
+        }
+        b.set_message("encoding");
+        Some(b)
+    } else {
+        None
+    };
+    let key = match cache {
+        Some(_) => Some(EmbeddingCache::model_key(encoder, pooling)?),
+        None => None,
+    };
+    let chunk = (encoder.options().batch_size * 8).max(1);
+    for ids in missing.chunks(chunk) {
+        let batch: Vec<&str> = ids.iter().map(|&i| uniq[i]).collect();
+        let e = encoder.embed(&batch, pooling)?;
+        if let (Some(c), Some(k)) = (cache, &key) {
+            let items: Vec<(&str, &[f32])> = batch
+                .iter()
+                .enumerate()
+                .map(|(r, t)| (*t, e.row(r)))
+                .collect();
+            c.put_many(k, &items)?;
+        }
+        for (r, &i) in ids.iter().enumerate() {
+            vecs[i] = Some(e.row(r).to_vec());
+        }
+        if let Some(b) = &bar {
+            b.inc(ids.len() as u64);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    for (i, s) in slot.iter().enumerate() {
+        if let Some(v) = &vecs[*s] {
+            out[i * dim..(i + 1) * dim].copy_from_slice(v);
+        }
+    }
+    pgraphrag_core::Embeddings::new(dim, out).map_err(|e| Error::Compute(e.to_string()))
+}

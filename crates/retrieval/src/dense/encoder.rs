@@ -1,0 +1,587 @@
+//! [`BertEncoder`]: a BERT checkpoint on candle with masked mean pooling (the Contriever and
+//! sentence-transformers recipe), the CLS token, or BERT's `pooler_output`.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use candle_core::{DType, Device, IndexOp, Tensor};
+use candle_nn::{Linear, Module, VarBuilder};
+use candle_transformers::models::bert::{BertModel, Config};
+use sha2::{Digest, Sha256};
+use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
+
+use crate::{Error, Result};
+
+/// How the token vectors of the last layer become one vector per text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Pooling {
+    /// Masked mean over the non-padding tokens of `last_hidden_state` (Contriever,
+    /// sentence-transformers, LaMP, and the PGraphRAG paper text). The default.
+    #[default]
+    Mean,
+    /// BERT's `pooler_output`: `tanh(W · h_CLS + b)` with the checkpoint's `pooler.dense.*`
+    /// weights. PGraphRAG's released notebook embeds *documents* this way.
+    Pooler,
+    /// The raw last-layer vector of the `[CLS]` token.
+    Cls,
+}
+
+impl Pooling {
+    /// A short stable name (`mean`, `pooler`, `cls`), used in cache keys and on the CLI.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pooling::Mean => "mean",
+            Pooling::Pooler => "pooler",
+            Pooling::Cls => "cls",
+        }
+    }
+}
+
+impl std::str::FromStr for Pooling {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "mean" => Ok(Pooling::Mean),
+            "pooler" => Ok(Pooling::Pooler),
+            "cls" => Ok(Pooling::Cls),
+            other => Err(Error::InvalidInput(format!(
+                "unknown pooling {other:?}: expected mean, pooler or cls"
+            ))),
+        }
+    }
+}
+
+/// Where the model runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DenseDevice {
+    /// The CPU (default). Threads: candle uses all cores unless `RAYON_NUM_THREADS` is set.
+    #[default]
+    Cpu,
+    /// An NVIDIA GPU by ordinal; needs the crate's `cuda` feature.
+    Cuda(usize),
+}
+
+impl DenseDevice {
+    fn candle(self) -> Result<Device> {
+        match self {
+            DenseDevice::Cpu => Ok(Device::Cpu),
+            DenseDevice::Cuda(i) => Device::new_cuda(i).map_err(|e| {
+                Error::Compute(format!(
+                    "cannot open CUDA device {i} (build with the `cuda` feature and a CUDA toolkit): {e}"
+                ))
+            }),
+        }
+    }
+}
+
+/// Options of a [`BertEncoder`].
+///
+/// ```
+/// use pgraphrag_retrieval::dense::{EncoderOptions, Pooling};
+/// let o = EncoderOptions { normalize: true, ..Default::default() };
+/// assert_eq!((o.pooling, o.batch_size, o.max_length), (Pooling::Mean, 32, None));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct EncoderOptions {
+    /// Pooling used by [`pgraphrag_core::Encoder::encode`]. Default [`Pooling::Mean`].
+    pub pooling: Pooling,
+    /// L2-normalise the vectors returned by [`pgraphrag_core::Encoder::encode`] (what
+    /// sentence-transformers does for all-MiniLM-L6-v2; Contriever does not). Default `false`.
+    pub normalize: bool,
+    /// Texts per forward pass. Texts are sorted by length first, so each batch is padded only
+    /// to its own longest text (`BatchLongest`). Default 32.
+    pub batch_size: usize,
+    /// Truncation length in tokens, special tokens included. `None` (default) = the model's
+    /// limit: `min(max_position_embeddings, tokenizer_config.json model_max_length)`, 512
+    /// for BERT-base, Contriever and MiniLM. A larger value than the limit is an error.
+    pub max_length: Option<usize>,
+    /// Where to run. Default the CPU.
+    pub device: DenseDevice,
+}
+
+impl Default for EncoderOptions {
+    fn default() -> Self {
+        EncoderOptions {
+            pooling: Pooling::Mean,
+            normalize: false,
+            batch_size: 32,
+            max_length: None,
+            device: DenseDevice::Cpu,
+        }
+    }
+}
+
+/// A BERT encoder on candle: `config.json`, `model.safetensors` (or `pytorch_model.bin`) and
+/// `tokenizer.json` (or a BERT `vocab.txt`) from one folder.
+///
+/// Implements [`pgraphrag_core::Encoder`] with the pooling and normalisation of its
+/// [`EncoderOptions`]; [`BertEncoder::embed`] gives any pooling, never normalised.
+///
+/// ```no_run
+/// use pgraphrag_core::Encoder;
+/// use pgraphrag_retrieval::dense::BertEncoder;
+/// let enc = BertEncoder::load(std::path::Path::new("models/all-MiniLM-L6-v2")).unwrap();
+/// let e = enc.encode(&["a short review", "another one"]).unwrap();
+/// assert_eq!((e.rows(), e.dim()), (2, 384));
+/// ```
+pub struct BertEncoder {
+    model: BertModel,
+    pooler: Option<Linear>,
+    tokenizer: Tokenizer,
+    dir: PathBuf,
+    weights: PathBuf,
+    config_json: String,
+    hidden: usize,
+    max_length: usize,
+    pad_id: u32,
+    opts: EncoderOptions,
+    device: Device,
+    fingerprint: OnceLock<String>,
+}
+
+impl std::fmt::Debug for BertEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BertEncoder")
+            .field("dir", &self.dir)
+            .field("weights", &self.weights)
+            .field("hidden", &self.hidden)
+            .field("max_length", &self.max_length)
+            .field("has_pooler", &self.pooler.is_some())
+            .field("opts", &self.opts)
+            .finish()
+    }
+}
+
+fn model_err(path: &Path, message: impl Into<String>) -> Error {
+    Error::Model {
+        path: path.to_path_buf(),
+        message: message.into(),
+    }
+}
+
+fn compute(e: candle_core::Error) -> Error {
+    Error::Compute(e.to_string())
+}
+
+/// Reads `tokenizer_config.json`'s `model_max_length` and `do_lower_case`, when present.
+fn tokenizer_config(dir: &Path) -> (Option<usize>, Option<bool>) {
+    let Ok(text) = std::fs::read_to_string(dir.join("tokenizer_config.json")) else {
+        return (None, None);
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return (None, None);
+    };
+    // transformers writes a huge sentinel (1e30) when the tokenizer has no limit.
+    let max = v
+        .get("model_max_length")
+        .and_then(|m| m.as_f64())
+        .filter(|m| *m >= 1.0 && *m <= 1e6)
+        .map(|m| m as usize);
+    (max, v.get("do_lower_case").and_then(|b| b.as_bool()))
+}
+
+/// Builds a BERT WordPiece tokenizer from `vocab.txt` (for checkpoints such as
+/// `facebook/contriever` that may ship no `tokenizer.json`).
+fn tokenizer_from_vocab(dir: &Path, lowercase: bool) -> Result<Tokenizer> {
+    use tokenizers::models::wordpiece::WordPiece;
+    use tokenizers::normalizers::bert::BertNormalizer;
+    use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
+    use tokenizers::processors::bert::BertProcessing;
+    let vocab = dir.join("vocab.txt");
+    let vocab_s = vocab.to_string_lossy().to_string();
+    let wp = WordPiece::from_file(&vocab_s)
+        .unk_token("[UNK]".into())
+        .build()
+        .map_err(|e| model_err(&vocab, format!("cannot read the WordPiece vocabulary: {e}")))?;
+    let mut tok = Tokenizer::new(wp);
+    let id = |t: &str| {
+        tok.token_to_id(t)
+            .ok_or_else(|| model_err(&vocab, format!("the vocabulary has no {t} token")))
+    };
+    let (cls, sep) = (id("[CLS]")?, id("[SEP]")?);
+    tok.with_normalizer(Some(BertNormalizer::new(true, true, None, lowercase)))
+        .map_err(|e| model_err(&vocab, e.to_string()))?;
+    tok.with_pre_tokenizer(Some(BertPreTokenizer));
+    tok.with_post_processor(Some(BertProcessing::new(
+        ("[SEP]".into(), sep),
+        ("[CLS]".into(), cls),
+    )));
+    Ok(tok)
+}
+
+impl BertEncoder {
+    /// Loads the model in `dir` with default options (mean pooling, not normalised, CPU).
+    pub fn load(dir: &Path) -> Result<Self> {
+        Self::load_with(dir, EncoderOptions::default())
+    }
+
+    /// Loads the model in `dir` with `opts`.
+    ///
+    /// Errors ([`Error::Model`]) name the file and the problem: a missing folder, no
+    /// `config.json`, a config that is not BERT's, no weights file, weights that do not
+    /// match the config, no tokenizer, or a `max_length` above the model's limit.
+    pub fn load_with(dir: &Path, opts: EncoderOptions) -> Result<Self> {
+        if !dir.is_dir() {
+            return Err(model_err(
+                dir,
+                "not a folder; expected a folder with config.json, model.safetensors (or \
+                 pytorch_model.bin) and tokenizer.json (scripts/fetch-minilm.sh fetches the default)",
+            ));
+        }
+        if opts.batch_size == 0 {
+            return Err(Error::InvalidInput("batch_size must be at least 1".into()));
+        }
+        let config_path = dir.join("config.json");
+        let config_json = std::fs::read_to_string(&config_path)
+            .map_err(|e| model_err(&config_path, format!("cannot read config.json: {e}")))?;
+        let config: Config = serde_json::from_str(&config_json).map_err(|e| {
+            model_err(
+                &config_path,
+                format!("not a BERT config (expected vocab_size, hidden_size, num_hidden_layers, hidden_act gelu/relu, ...): {e}"),
+            )
+        })?;
+        if let Some(mt) = &config.model_type
+            && mt != "bert"
+        {
+            return Err(model_err(
+                &config_path,
+                format!(
+                    "model_type is {mt:?}; only BERT checkpoints (model_type \"bert\") are supported"
+                ),
+            ));
+        }
+        if config.hidden_size == 0
+            || config.num_attention_heads == 0
+            || config.hidden_size % config.num_attention_heads != 0
+        {
+            return Err(model_err(
+                &config_path,
+                format!(
+                    "hidden_size {} is not a positive multiple of num_attention_heads {}",
+                    config.hidden_size, config.num_attention_heads
+                ),
+            ));
+        }
+        let device = opts.device.candle()?;
+        let st = dir.join("model.safetensors");
+        let pth = dir.join("pytorch_model.bin");
+        let (vb, weights) = if st.is_file() {
+            // SAFETY: the file is memory-mapped read-only; like every safetensors user we
+            // assume nobody truncates it while the model is alive.
+            let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&st], DType::F32, &device) }
+                .map_err(|e| model_err(&st, format!("cannot read the safetensors weights: {e}")))?;
+            (vb, st)
+        } else if pth.is_file() {
+            let vb = VarBuilder::from_pth(&pth, DType::F32, &device)
+                .map_err(|e| model_err(&pth, format!("cannot read the PyTorch weights: {e}")))?;
+            (vb, pth)
+        } else {
+            return Err(model_err(
+                dir,
+                "no weights: expected model.safetensors or pytorch_model.bin",
+            ));
+        };
+        let model = BertModel::load(vb.clone(), &config).map_err(|e| {
+            model_err(
+                &weights,
+                format!(
+                    "the weights do not match config.json (a BERT checkpoint is expected): {e}"
+                ),
+            )
+        })?;
+        let mut prefixes = vec![String::new(), "bert.".to_string()];
+        if let Some(mt) = &config.model_type {
+            prefixes.push(format!("{mt}."));
+        }
+        let mut pooler = None;
+        for p in &prefixes {
+            if vb.contains_tensor(&format!("{p}pooler.dense.weight")) {
+                let lin = candle_nn::linear(
+                    config.hidden_size,
+                    config.hidden_size,
+                    vb.pp(format!("{p}pooler.dense")),
+                )
+                .map_err(|e| model_err(&weights, format!("bad pooler weights: {e}")))?;
+                pooler = Some(lin);
+                break;
+            }
+        }
+        if opts.pooling == Pooling::Pooler && pooler.is_none() {
+            return Err(Error::MissingPooler {
+                path: dir.to_path_buf(),
+            });
+        }
+
+        let (tc_max, lower) = tokenizer_config(dir);
+        let tok_path = dir.join("tokenizer.json");
+        let mut tokenizer = if tok_path.is_file() {
+            Tokenizer::from_file(&tok_path)
+                .map_err(|e| model_err(&tok_path, format!("cannot load tokenizer.json: {e}")))?
+        } else if dir.join("vocab.txt").is_file() {
+            tokenizer_from_vocab(dir, lower.unwrap_or(true))?
+        } else {
+            return Err(model_err(
+                dir,
+                "no tokenizer: expected tokenizer.json (or a BERT vocab.txt)",
+            ));
+        };
+        let limit = tc_max
+            .map(|m| m.min(config.max_position_embeddings))
+            .unwrap_or(config.max_position_embeddings);
+        let max_length = match opts.max_length {
+            None => limit,
+            Some(0) => return Err(Error::InvalidInput("max_length must be at least 1".into())),
+            Some(n) if n > limit => {
+                return Err(Error::InvalidInput(format!(
+                    "max_length {n} exceeds the model's limit of {limit} tokens \
+                     (max_position_embeddings / model_max_length of {})",
+                    dir.display()
+                )));
+            }
+            Some(n) => n,
+        };
+        let added = {
+            use tokenizers::PostProcessor;
+            tokenizer
+                .get_post_processor()
+                .map(|p| p.added_tokens(false))
+                .unwrap_or(0)
+        };
+        if max_length <= added {
+            return Err(Error::InvalidInput(format!(
+                "max_length {max_length} leaves no room for text after the {added} special tokens"
+            )));
+        }
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                direction: TruncationDirection::Right,
+                max_length,
+                strategy: TruncationStrategy::LongestFirst,
+                stride: 0,
+            }))
+            .map_err(|e| model_err(&tok_path, format!("cannot set truncation: {e}")))?;
+        // We pad ourselves, per length-sorted batch.
+        tokenizer.with_padding(None);
+        let pad_id = tokenizer
+            .token_to_id("[PAD]")
+            .unwrap_or(config.pad_token_id as u32);
+        Ok(BertEncoder {
+            model,
+            pooler,
+            tokenizer,
+            dir: dir.to_path_buf(),
+            weights,
+            config_json,
+            hidden: config.hidden_size,
+            max_length,
+            pad_id,
+            opts,
+            device,
+            fingerprint: OnceLock::new(),
+        })
+    }
+
+    /// Downloads `repo` (e.g. `sentence-transformers/all-MiniLM-L6-v2`, `facebook/contriever`)
+    /// from the Hugging Face hub into its usual cache and loads it. Needs network access.
+    #[cfg(feature = "hf-hub")]
+    pub fn from_hub(repo: &str, opts: EncoderOptions) -> Result<Self> {
+        let api = hf_hub::api::sync::Api::new()
+            .map_err(|e| model_err(Path::new(repo), format!("hub: {e}")))?;
+        let r = api.model(repo.to_string());
+        let config = r
+            .get("config.json")
+            .map_err(|e| model_err(Path::new(repo), format!("hub config.json: {e}")))?;
+        let _ = r
+            .get("model.safetensors")
+            .or_else(|_| r.get("pytorch_model.bin"))
+            .map_err(|e| model_err(Path::new(repo), format!("hub weights: {e}")))?;
+        if r.get("tokenizer.json").is_err() {
+            r.get("vocab.txt")
+                .map_err(|e| model_err(Path::new(repo), format!("hub tokenizer: {e}")))?;
+        }
+        let _ = r.get("tokenizer_config.json");
+        let dir = config
+            .parent()
+            .ok_or_else(|| model_err(&config, "hub file has no parent folder"))?
+            .to_path_buf();
+        Self::load_with(&dir, opts)
+    }
+
+    /// The model folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+    /// The embedding dimension (`hidden_size`).
+    pub fn dim(&self) -> usize {
+        self.hidden
+    }
+    /// The truncation length in tokens (special tokens included).
+    pub fn max_length(&self) -> usize {
+        self.max_length
+    }
+    /// Whether the checkpoint has `pooler.dense.*` weights ([`Pooling::Pooler`] works).
+    pub fn has_pooler(&self) -> bool {
+        self.pooler.is_some()
+    }
+    /// The options the encoder was loaded with.
+    pub fn options(&self) -> &EncoderOptions {
+        &self.opts
+    }
+
+    /// A stable identity of the model for cache keys: sha256 of `config.json`, of the
+    /// weights file and of the truncation length. The weights are hashed once, on first use.
+    pub fn fingerprint(&self) -> Result<String> {
+        if let Some(f) = self.fingerprint.get() {
+            return Ok(f.clone());
+        }
+        let mut file = std::fs::File::open(&self.weights).map_err(|e| {
+            model_err(
+                &self.weights,
+                format!("cannot read weights to hash them: {e}"),
+            )
+        })?;
+        let mut w = Sha256::new();
+        std::io::copy(&mut file, &mut w)
+            .map_err(|e| model_err(&self.weights, format!("cannot hash weights: {e}")))?;
+        let weights_hash = w.finalize();
+        let mut h = Sha256::new();
+        h.update(b"pgraphrag-dense-v1\0");
+        h.update(self.config_json.as_bytes());
+        h.update(weights_hash);
+        h.update((self.max_length as u64).to_le_bytes());
+        let f: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        Ok(self.fingerprint.get_or_init(|| f).clone())
+    }
+
+    /// Token ids of `text` after truncation, special tokens included.
+    pub fn tokenize(&self, text: &str) -> Result<Vec<u32>> {
+        let enc = self
+            .tokenizer
+            .encode(text, true)
+            .map_err(|e| Error::Tokenizer(e.to_string()))?;
+        Ok(enc.get_ids().to_vec())
+    }
+
+    /// Encodes `texts` with `pooling`, never normalised; one row per text, in order.
+    ///
+    /// Texts longer than [`BertEncoder::max_length`] tokens are truncated (their tail is
+    /// dropped), as transformers does with `truncation=True`. An empty text encodes as
+    /// `[CLS] [SEP]`, as in transformers.
+    pub fn embed(&self, texts: &[&str], pooling: Pooling) -> Result<pgraphrag_core::Embeddings> {
+        if pooling == Pooling::Pooler && self.pooler.is_none() {
+            return Err(Error::MissingPooler {
+                path: self.dir.clone(),
+            });
+        }
+        let mut out = vec![0f32; texts.len() * self.hidden];
+        if !texts.is_empty() {
+            let encs = self
+                .tokenizer
+                .encode_batch(texts.to_vec(), true)
+                .map_err(|e| Error::Tokenizer(e.to_string()))?;
+            let mut order: Vec<usize> = (0..encs.len()).collect();
+            order.sort_by_key(|&i| std::cmp::Reverse(encs[i].get_ids().len()));
+            for chunk in order.chunks(self.opts.batch_size) {
+                let rows = self.forward(chunk.iter().map(|&i| &encs[i]), chunk.len(), pooling)?;
+                for (r, &i) in chunk.iter().enumerate() {
+                    out[i * self.hidden..(i + 1) * self.hidden]
+                        .copy_from_slice(&rows[r * self.hidden..(r + 1) * self.hidden]);
+                }
+            }
+        }
+        pgraphrag_core::Embeddings::new(self.hidden, out).map_err(|e| Error::Compute(e.to_string()))
+    }
+
+    /// One padded batch through the model; returns `b x hidden` floats.
+    fn forward<'a>(
+        &self,
+        encs: impl Iterator<Item = &'a tokenizers::Encoding> + Clone,
+        b: usize,
+        pooling: Pooling,
+    ) -> Result<Vec<f32>> {
+        let len = encs.clone().map(|e| e.get_ids().len()).max().unwrap_or(0);
+        let mut ids = vec![self.pad_id; b * len];
+        let mut types = vec![0u32; b * len];
+        let mut mask = vec![0u32; b * len];
+        for (r, e) in encs.enumerate() {
+            let n = e.get_ids().len();
+            ids[r * len..r * len + n].copy_from_slice(e.get_ids());
+            types[r * len..r * len + n].copy_from_slice(e.get_type_ids());
+            for m in &mut mask[r * len..r * len + n] {
+                *m = 1;
+            }
+        }
+        let t = |v: Vec<u32>| Tensor::from_vec(v, (b, len), &self.device).map_err(compute);
+        let (ids, types, mask) = (t(ids)?, t(types)?, t(mask)?);
+        let hidden = self
+            .model
+            .forward(&ids, &types, Some(&mask))
+            .map_err(compute)?;
+        let pooled = match pooling {
+            Pooling::Mean => {
+                let m = mask
+                    .to_dtype(DType::F32)
+                    .map_err(compute)?
+                    .unsqueeze(2)
+                    .map_err(compute)?;
+                let sum = hidden
+                    .broadcast_mul(&m)
+                    .and_then(|x| x.sum(1))
+                    .map_err(compute)?;
+                // sentence-transformers clamps the token count at 1e-9.
+                let count = m
+                    .sum(1)
+                    .and_then(|c| c.clamp(1e-9f32, f32::MAX))
+                    .map_err(compute)?;
+                sum.broadcast_div(&count).map_err(compute)?
+            }
+            Pooling::Cls => hidden.i((.., 0)).map_err(compute)?,
+            Pooling::Pooler => {
+                let lin = self.pooler.as_ref().ok_or_else(|| Error::MissingPooler {
+                    path: self.dir.clone(),
+                })?;
+                let cls = hidden.i((.., 0)).map_err(compute)?;
+                lin.forward(&cls).and_then(|x| x.tanh()).map_err(compute)?
+            }
+        };
+        pooled
+            .to_dtype(DType::F32)
+            .and_then(|p| p.flatten_all())
+            .and_then(|p| p.to_vec1::<f32>())
+            .map_err(compute)
+    }
+}
+
+/// L2-normalises `v` in place (`v / max(‖v‖, 1e-12)`, as `torch.nn.functional.normalize`).
+///
+/// ```
+/// let mut v = [3.0f32, 4.0];
+/// pgraphrag_retrieval::dense::l2_normalize(&mut v);
+/// assert_eq!(v, [0.6, 0.8]);
+/// ```
+pub fn l2_normalize(v: &mut [f32]) {
+    let n = v
+        .iter()
+        .map(|x| (*x as f64) * (*x as f64))
+        .sum::<f64>()
+        .sqrt()
+        .max(1e-12);
+    for x in v {
+        *x = (*x as f64 / n) as f32;
+    }
+}
+
+impl pgraphrag_core::Encoder for BertEncoder {
+    fn encode(&self, texts: &[&str]) -> pgraphrag_core::Result<pgraphrag_core::Embeddings> {
+        let e = self.embed(texts, self.opts.pooling)?;
+        if !self.opts.normalize {
+            return Ok(e);
+        }
+        let dim = e.dim();
+        let mut v = e.into_vec();
+        for row in v.chunks_mut(dim) {
+            l2_normalize(row);
+        }
+        pgraphrag_core::Embeddings::new(dim, v)
+    }
+}

