@@ -29,6 +29,7 @@
 //! add(1, "ann", "shampoo", "Great shampoo", "My hair is soft");
 //! add(2, "bob", "soap", "Lavender soap", "Lavender scent, lasts long");
 //! add(3, "cat", "soap", "Dry skin", "Left my skin dry");
+//! add(4, "dan", "soap", "Fine", "It does the job");
 //! let query = Task::Text.query(Some("Lovely soap"), Some("Smells of lavender"));
 //! assert_eq!(query, "Lovely soap");
 //! let mut ranker = ProfileRanker::new(CachedBm25::pgraphrag(), ProfileOptions::default());

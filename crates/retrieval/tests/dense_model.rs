@@ -465,7 +465,7 @@ fn snippets_and_fusion_with_the_real_model() {
         "The hotel breakfast was cold and the coffee tasted burnt.",
     ];
     let r = DenseRetriever::load(&model_dir()).unwrap();
-    let s = SnippetRanker::new(&r);
+    let s = SnippetRanker::new(&r).min_chars(150);
     let snippets = s.split(&docs);
     assert!(
         snippets.iter().filter(|h| h.doc == 0).count() >= 2,

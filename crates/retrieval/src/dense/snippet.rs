@@ -180,7 +180,8 @@ impl<R: Retriever> Retriever for SnippetRanker<R> {
 /// }
 /// let fused = Rrf::new(Fixed(vec![0, 1, 2]), Fixed(vec![2, 1, 0]));
 /// let top = fused.rank("q", &["a", "b", "c"], None).unwrap();
-/// assert_eq!(top[0].item, 1); // 2/(60+2) beats 1/61 + 1/63
+/// // Documents 0 and 2 score 1/61 + 1/63, which beats document 1's 2/62 (1/x is convex).
+/// assert_eq!(top[2].item, 1);
 /// ```
 #[derive(Debug, Clone)]
 pub struct Rrf<A, B> {
