@@ -319,15 +319,7 @@ impl PromptBuilder {
                 "Other Users' Reviews:\n",
                 top(&profile.neighbors, k),
             ),
-            Mode::Random => self.block(
-                &mut out,
-                "Random Review:\n",
-                profile
-                    .random
-                    .as_ref()
-                    .map(std::slice::from_ref)
-                    .unwrap_or(&[]),
-            ),
+            Mode::Random => self.block(&mut out, "Random Review:\n", profile.random.as_slice()),
             Mode::Both => {
                 self.block(&mut out, "User's Own Reviews:\n", top(&profile.user, k));
                 out.push('\n');

@@ -413,8 +413,9 @@ fn dense_retriever_ranks_real_text() {
         .build()
         .unwrap();
     let s = rd.scores("how long does the battery last", &docs).unwrap();
-    for i in 0..docs.len() {
-        assert!((s[i] - dot(q.row(0), d.row(i))).abs() < 1e-4);
+    assert_eq!(s.len(), docs.len());
+    for (i, si) in s.iter().enumerate() {
+        assert!((si - dot(q.row(0), d.row(i))).abs() < 1e-4);
     }
     // PGraphRAG's released notebook: pooler_output documents, mean-pooled query.
     let rp = DenseRetriever::builder(model_dir())

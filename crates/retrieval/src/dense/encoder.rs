@@ -252,7 +252,9 @@ impl BertEncoder {
         }
         if config.hidden_size == 0
             || config.num_attention_heads == 0
-            || config.hidden_size % config.num_attention_heads != 0
+            || !config
+                .hidden_size
+                .is_multiple_of(config.num_attention_heads)
         {
             return Err(model_err(
                 &config_path,
