@@ -1,2 +1,2 @@
-//! Helpers shared by the examples in this folder (none yet beyond re-exports).
-pub use pgraphrag_core as core;
+//! Thin examples composing the pgraphrag crates; see `pgraphrag.rs` and `compose_your_own.rs`.
+//! The examples run in CI as smoke tests (`tests/examples_run.rs` in this package).
