@@ -36,7 +36,9 @@ mod error;
 mod types;
 
 pub use error::{Error, Result};
-pub use types::{Embeddings, Entry, GenParams, Message, Prompt, Role, Scored, sort_desc};
+pub use types::{
+    Bm25Params, Embeddings, Entry, GenParams, Message, Prompt, Role, Scored, sort_desc,
+};
 
 /// Ranks candidate documents for a query.
 ///

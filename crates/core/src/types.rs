@@ -220,3 +220,30 @@ impl Default for GenParams {
         }
     }
 }
+
+/// The three parameters of `rank_bm25.BM25Okapi` (same names, same defaults), shared by the exact
+/// per-list BM25 of `pgraphrag-retrieval` and the at-scale index of `pgraphrag-graph`.
+///
+/// ```
+/// let p = pgraphrag_core::Bm25Params::default();
+/// assert_eq!((p.k1, p.b, p.epsilon), (1.5, 0.75, 0.25));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bm25Params {
+    /// Term-frequency saturation (`k1`, default 1.5).
+    pub k1: f64,
+    /// Length normalisation (`b`, default 0.75).
+    pub b: f64,
+    /// Floor for negative idfs as a fraction of the average idf (`epsilon`, default 0.25).
+    pub epsilon: f64,
+}
+
+impl Default for Bm25Params {
+    fn default() -> Self {
+        Bm25Params {
+            k1: 1.5,
+            b: 0.75,
+            epsilon: 0.25,
+        }
+    }
+}

@@ -32,26 +32,7 @@
 
 use crate::{Error, Result};
 
-/// BM25Okapi parameters (rank_bm25 defaults: k1 = 1.5, b = 0.75, epsilon = 0.25).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Bm25Params {
-    /// Term-frequency saturation.
-    pub k1: f64,
-    /// Length normalisation.
-    pub b: f64,
-    /// Floor of negative idf values, as a fraction of the average idf.
-    pub epsilon: f64,
-}
-
-impl Default for Bm25Params {
-    fn default() -> Self {
-        Bm25Params {
-            k1: 1.5,
-            b: 0.75,
-            epsilon: 0.25,
-        }
-    }
-}
+pub use pgraphrag_core::Bm25Params;
 
 /// One review as token ids.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

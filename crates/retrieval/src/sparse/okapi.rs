@@ -4,31 +4,7 @@ use super::interner::Interner;
 use super::ties::{TieOrder, rank_order};
 use crate::{Error, Result};
 
-/// The three parameters of `rank_bm25.BM25Okapi` (same names, same defaults).
-///
-/// ```
-/// let p = pgraphrag_retrieval::sparse::Bm25Params::default();
-/// assert_eq!((p.k1, p.b, p.epsilon), (1.5, 0.75, 0.25));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Bm25Params {
-    /// Term-frequency saturation (`k1`, default 1.5).
-    pub k1: f64,
-    /// Length normalisation (`b`, default 0.75).
-    pub b: f64,
-    /// Floor for negative idfs as a fraction of the average idf (`epsilon`, default 0.25).
-    pub epsilon: f64,
-}
-
-impl Default for Bm25Params {
-    fn default() -> Self {
-        Bm25Params {
-            k1: 1.5,
-            b: 0.75,
-            epsilon: 0.25,
-        }
-    }
-}
+pub use pgraphrag_core::Bm25Params;
 
 /// A BM25Okapi index fitted on a corpus of pre-tokenized documents, bit-for-bit the scores of
 /// `rank_bm25.BM25Okapi(corpus, k1, b, epsilon)` (version 0.2.2).
