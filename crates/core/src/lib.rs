@@ -38,6 +38,7 @@ mod types;
 pub use error::{Error, Result};
 pub use types::{
     Bm25Params, Embeddings, Entry, GenParams, Message, Prompt, Role, Scored, sort_desc,
+    top_k_scores,
 };
 
 /// Ranks candidate documents for a query.

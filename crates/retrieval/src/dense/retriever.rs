@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pgraphrag_core::{Scored, sort_desc};
+use pgraphrag_core::Scored;
 
 use super::cache::{EmbeddingCache, encode_corpus};
 use super::encoder::{BertEncoder, DenseDevice, EncoderOptions, Pooling};
@@ -271,14 +271,7 @@ pub(crate) fn top_k(
     if let Some(i) = scores.iter().position(|s| !s.is_finite()) {
         return Err(Error::Compute(format!("document {i} got a non-finite score")).into());
     }
-    let mut out: Vec<Scored<usize>> = scores
-        .into_iter()
-        .enumerate()
-        .map(|(i, s)| Scored::new(i, s))
-        .collect();
-    sort_desc(&mut out);
-    out.truncate(k.unwrap_or(out.len()));
-    Ok(out)
+    Ok(pgraphrag_core::top_k_scores(scores, k))
 }
 
 impl pgraphrag_core::Retriever for DenseRetriever {

@@ -1,7 +1,7 @@
 //! Snippet-level ranking from the multistage writing paper (Li et al., arXiv 2308.07968,
 //! §3.2): `RankSnippet`, `RankDocDense` and `RankDocBySnpt`.
 
-use pgraphrag_core::{Retriever, Scored, sort_desc};
+use pgraphrag_core::{Retriever, Scored};
 
 use super::retriever::{DenseRetriever, top_k};
 
@@ -230,13 +230,6 @@ impl<A: Retriever, B: Retriever> Retriever for Rrf<A, B> {
                 }
             }
         }
-        let mut out: Vec<Scored<usize>> = fused
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| Scored::new(i, s))
-            .collect();
-        sort_desc(&mut out);
-        out.truncate(k.unwrap_or(out.len()));
-        Ok(out)
+        Ok(pgraphrag_core::top_k_scores(fused, k))
     }
 }
