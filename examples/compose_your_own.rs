@@ -6,7 +6,7 @@
 //! cargo run -p pgraphrag-examples --example compose_your_own -- ../shared/data/pgraphrag/hotel_dev.json
 //! ```
 use anyhow::Context;
-use pgraphrag_core::{Result, Retriever, Scored, sort_desc};
+use pgraphrag_core::{Result, Retriever, Scored};
 use pgraphrag_data::{IdPolicy, load_split};
 use pgraphrag_graph::GraphOptions;
 use pgraphrag_retrieval::dense::Rrf;
@@ -17,14 +17,10 @@ use pgraphrag_retrieval::sparse::Bm25Retriever;
 struct Longer;
 impl Retriever for Longer {
     fn rank(&self, _query: &str, docs: &[&str], k: Option<usize>) -> Result<Vec<Scored<usize>>> {
-        let mut v: Vec<_> = docs
-            .iter()
-            .enumerate()
-            .map(|(i, d)| Scored::new(i, d.len() as f64))
-            .collect();
-        sort_desc(&mut v);
-        v.truncate(k.unwrap_or(v.len()));
-        Ok(v)
+        Ok(pgraphrag_core::top_k_scores(
+            docs.iter().map(|d| d.len() as f64).collect(),
+            k,
+        ))
     }
 }
 

@@ -515,14 +515,10 @@ mod tests {
             docs: &[&str],
             k: Option<usize>,
         ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
-            let mut v: Vec<_> = docs
-                .iter()
-                .enumerate()
-                .map(|(i, d)| Scored::new(i, d.len() as f64))
-                .collect();
-            pgraphrag_core::sort_desc(&mut v);
-            v.truncate(k.unwrap_or(v.len()));
-            Ok(v)
+            Ok(pgraphrag_core::top_k_scores(
+                docs.iter().map(|d| d.len() as f64).collect(),
+                k,
+            ))
         }
     }
 

@@ -2,7 +2,7 @@
 //! for the inner retrievers (no model needed).
 #![cfg(feature = "dense")]
 
-use pgraphrag_core::{Retriever, Scored, sort_desc};
+use pgraphrag_core::{Retriever, Scored};
 use pgraphrag_retrieval::dense::{Rrf, SnippetRanker};
 
 /// Scores a text by the number of times it contains the query word.
@@ -14,14 +14,10 @@ impl Retriever for Count {
         docs: &[&str],
         k: Option<usize>,
     ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
-        let mut v: Vec<_> = docs
-            .iter()
-            .enumerate()
-            .map(|(i, d)| Scored::new(i, d.matches(q).count() as f64))
-            .collect();
-        sort_desc(&mut v);
-        v.truncate(k.unwrap_or(v.len()));
-        Ok(v)
+        Ok(pgraphrag_core::top_k_scores(
+            docs.iter().map(|d| d.matches(q).count() as f64).collect(),
+            k,
+        ))
     }
 }
 
