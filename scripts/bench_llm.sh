@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Speed of pgraphrag-llm (candle) against llama.cpp on the same GGUF file and thread count, in
+# Speed of pgraphrag-llm (native engine and candle) against llama.cpp on the same GGUF file and thread count, in
 # one run: prompt-processing (pp) and greedy decode (tg) tokens/s and their ratios.
 #
 #   scripts/bench_llm.sh [MODEL] [THREADS]      (defaults: models/SmolLM2-135M-Instruct.Q4_1.gguf, 2)
+#   NATIVE_ONLY=1 skips the two candle rows; TG, REPS override the defaults.
 #
 # llama.cpp comes from the prebuilt PyPI wheel `cyllama==0.2.18` (installed into .cache/bench-venv
 # on first use). Both engines get the same prompt (a ChatML-formatted raw prompt of ~400 tokens),
@@ -52,8 +53,11 @@ export RAYON_NUM_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS"
 for r in $(seq 1 "$REPS"); do
   "$VENV/bin/python" "$ROOT/scripts/bench_llm.py" --model "$MODEL" --prompt-file "$WORK/prompt.txt" \
       --threads "$THREADS" --tg "$TG" --reps 1 >> "$WORK/results.jsonl"
-  "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 >> "$WORK/results.jsonl"
-  "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 --q8 >> "$WORK/results.jsonl"
+  "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 --engine native >> "$WORK/results.jsonl"
+  if [ -z "${NATIVE_ONLY:-}" ]; then
+    "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 --engine candle >> "$WORK/results.jsonl"
+    "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 --engine candle --q8 >> "$WORK/results.jsonl"
+  fi
 done
 
 python3 - "$WORK/results.jsonl" "$MODEL" "$THREADS" <<'PY'

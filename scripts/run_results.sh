@@ -21,7 +21,7 @@ if [ -z "${NO_BUILD:-}" ]; then
   scripts/fetch-llms.sh --smollm-only
   cargo build --release -p pgraphrag-cli
 fi
-mkdir -p docs/results
+mkdir -p docs/results runs/results
 for ds in $DATASETS; do
   for task in $TASKS; do
     n="$LIMIT"; [ "$task" = text ] && n="$TEXT_LIMIT"

@@ -21,7 +21,7 @@ use pgraphrag_eval::{
 };
 use pgraphrag_graph::GraphOptions;
 use pgraphrag_llm::{
-    ContextOverflow, GgufModel, GgufOptions, OpenAiClient, OpenAiOptions, WeightFormat,
+    ContextOverflow, Engine, GgufModel, GgufOptions, OpenAiClient, OpenAiOptions, WeightFormat,
     default_model_path,
 };
 use pgraphrag_prompt::extract::ExtractOptions;
@@ -46,6 +46,17 @@ pub enum WeightsArg {
     AsStored,
     /// 4/5-bit tensors re-quantized to Q8_0 at load (SIMD kernels; faster on CPU).
     Q8,
+}
+
+/// Which implementation runs a local model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// Native CPU engine for llama-architecture models, candle otherwise.
+    Auto,
+    /// The native CPU engine (llama architecture).
+    Native,
+    /// candle-transformers' quantized models.
+    Candle,
 }
 
 /// How the PGraphRAG prompt is handed to the model.
@@ -122,8 +133,15 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "gpt-chat")]
     pub wrapper: WrapperArg,
     /// Local model weights in memory.
-    #[arg(long, value_enum, default_value = "q8")]
+    #[arg(long, value_enum, default_value = "as-stored")]
     pub weights: WeightsArg,
+    /// Which implementation runs a local model.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub engine: EngineArg,
+    /// Prompts generated together (the native engine decodes them in one batch; answers are
+    /// identical to one at a time). Each batch is cached before the next starts.
+    #[arg(long, default_value_t = 8)]
+    pub batch: usize,
     /// Keep master_eval.py's never-matching `**Review title:** ""` check in extraction.
     #[arg(long)]
     pub reference_extraction: bool,
@@ -157,6 +175,16 @@ impl Generator for Backend {
             Backend::OpenAi(c) => c.generate(prompt, params),
         }
     }
+    fn generate_batch(
+        &self,
+        prompts: &[Prompt],
+        params: &GenParams,
+    ) -> Vec<pgraphrag_core::Result<String>> {
+        match self {
+            Backend::Gguf(m) => m.generate_batch(prompts, params),
+            Backend::OpenAi(c) => c.generate_batch(prompts, params),
+        }
+    }
 }
 
 /// Loads the model; returns it with its cache id and its label for file names.
@@ -188,6 +216,11 @@ fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
     let opts = GgufOptions {
         overflow: ContextOverflow::TruncateLeft,
         weights,
+        engine: match args.engine {
+            EngineArg::Auto => Engine::Auto,
+            EngineArg::Native => Engine::Native,
+            EngineArg::Candle => Engine::Candle,
+        },
         ..Default::default()
     };
     let model = GgufModel::load(&path, opts)
@@ -196,7 +229,7 @@ fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let id = format!("gguf:{file}:{size}:{:?}", args.weights);
+    let id = format!("gguf:{file}:{size}:{:?}:{:?}", args.weights, model.engine());
     let label = file.split('.').next().unwrap_or("model").to_string();
     Ok((Backend::Gguf(Box::new(model)), id, label))
 }
@@ -287,6 +320,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         WrapperArg::Llama3Raw => Wrapper::Llama3Raw,
     };
     bench.progress = !args.quiet;
+    bench.batch = args.batch.max(1);
     bench.params.seed = args.seed;
     bench.params.temperature = args.temperature;
     bench.params.top_p = args.top_p;

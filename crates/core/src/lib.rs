@@ -58,9 +58,31 @@ pub trait Encoder {
 }
 
 /// One prompt in, one completion out.
+///
+/// Only [`Generator::generate`] is required. Backends that can serve several prompts faster
+/// together override [`Generator::generate_batch`], which must return what `generate` would
+/// for each prompt.
 pub trait Generator {
     /// Generates a completion for `prompt` under `params`.
     fn generate(&self, prompt: &Prompt, params: &GenParams) -> Result<String>;
+
+    /// Generates a completion for each prompt (one result per prompt, in order). The default
+    /// calls [`Generator::generate`] for each.
+    ///
+    /// ```
+    /// use pgraphrag_core::{GenParams, Generator, Prompt, Result};
+    /// struct Echo;
+    /// impl Generator for Echo {
+    ///     fn generate(&self, p: &Prompt, _: &GenParams) -> Result<String> {
+    ///         Ok(format!("{p:?}").len().to_string())
+    ///     }
+    /// }
+    /// let out = Echo.generate_batch(&[Prompt::user("a"), Prompt::user("bb")], &GenParams::default());
+    /// assert_eq!(out.len(), 2);
+    /// ```
+    fn generate_batch(&self, prompts: &[Prompt], params: &GenParams) -> Vec<Result<String>> {
+        prompts.iter().map(|p| self.generate(p, params)).collect()
+    }
 }
 
 /// Scores one prediction against one reference; returns named scores (e.g. `rouge1`).
@@ -93,9 +115,15 @@ impl<T: Generator + ?Sized> Generator for &T {
     fn generate(&self, prompt: &Prompt, params: &GenParams) -> Result<String> {
         (**self).generate(prompt, params)
     }
+    fn generate_batch(&self, prompts: &[Prompt], params: &GenParams) -> Vec<Result<String>> {
+        (**self).generate_batch(prompts, params)
+    }
 }
 impl<T: Generator + ?Sized> Generator for Box<T> {
     fn generate(&self, prompt: &Prompt, params: &GenParams) -> Result<String> {
         (**self).generate(prompt, params)
+    }
+    fn generate_batch(&self, prompts: &[Prompt], params: &GenParams) -> Vec<Result<String>> {
+        (**self).generate_batch(prompts, params)
     }
 }

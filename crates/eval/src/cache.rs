@@ -282,6 +282,67 @@ impl<G: Generator> CachedGenerator<G> {
         self.generated.fetch_add(1, Ordering::Relaxed);
         Ok((out, false))
     }
+
+    /// [`Self::generate_cached`] for several prompts: cached answers are returned as they are,
+    /// the others are generated with one [`Generator::generate_batch`] call and each is stored
+    /// before this returns. One result per prompt, in order; a failed prompt does not lose the
+    /// others.
+    pub fn generate_cached_batch(
+        &self,
+        prompts: &[Prompt],
+        params: &GenParams,
+    ) -> Vec<Result<(String, bool)>> {
+        let mut out: Vec<Option<Result<(String, bool)>>> = Vec::with_capacity(prompts.len());
+        let mut todo = Vec::new();
+        for (i, p) in prompts.iter().enumerate() {
+            match self.cache.get(&self.model_id, p, params) {
+                Ok(Some(s)) => {
+                    self.hits.fetch_add(1, Ordering::Relaxed);
+                    out.push(Some(Ok((s, true))));
+                }
+                Ok(None) => {
+                    todo.push(i);
+                    out.push(None);
+                }
+                Err(e) => out.push(Some(Err(e))),
+            }
+        }
+        if !todo.is_empty() {
+            let batch: Vec<Prompt> = todo.iter().map(|&i| prompts[i].clone()).collect();
+            let start = Instant::now();
+            let results = self.inner.generate_batch(&batch, params);
+            let secs = start.elapsed().as_secs_f64() / todo.len() as f64;
+            for (&i, r) in todo.iter().zip(results) {
+                out[i] = Some(match r {
+                    Ok(s) => self
+                        .cache
+                        .put(&self.model_id, &prompts[i], params, &s, secs)
+                        .map(|_| {
+                            self.generated.fetch_add(1, Ordering::Relaxed);
+                            (s, false)
+                        }),
+                    Err(e) => Err(Error::Generation {
+                        user_id: String::new(),
+                        config: String::new(),
+                        source: e,
+                    }),
+                });
+            }
+        }
+        out.into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    Err(Error::Generation {
+                        user_id: String::new(),
+                        config: String::new(),
+                        source: pgraphrag_core::Error::InvalidInput(
+                            "the generator returned fewer results than prompts".into(),
+                        ),
+                    })
+                })
+            })
+            .collect()
+    }
 }
 
 impl<G: Generator> Generator for CachedGenerator<G> {
@@ -291,6 +352,20 @@ impl<G: Generator> Generator for CachedGenerator<G> {
             Err(Error::Generation { source, .. }) => Err(source),
             Err(e) => Err(e.into()),
         }
+    }
+    fn generate_batch(
+        &self,
+        prompts: &[Prompt],
+        params: &GenParams,
+    ) -> Vec<pgraphrag_core::Result<String>> {
+        self.generate_cached_batch(prompts, params)
+            .into_iter()
+            .map(|r| match r {
+                Ok((out, _)) => Ok(out),
+                Err(Error::Generation { source, .. }) => Err(source),
+                Err(e) => Err(e.into()),
+            })
+            .collect()
     }
 }
 

@@ -172,6 +172,10 @@ pub struct Bench {
     pub wrapper: Wrapper,
     /// Show a progress bar on stderr (hidden anyway when stderr is not a terminal).
     pub progress: bool,
+    /// Prompts handed to the generator at once ([`Generator::generate_batch`]); each batch's
+    /// answers are in the cache before the next batch starts. Batching never changes an
+    /// answer, only speed (the native GGUF engine decodes a batch together).
+    pub batch: usize,
 }
 
 impl Bench {
@@ -185,6 +189,7 @@ impl Bench {
             params: Self::default_params(task),
             wrapper: Wrapper::GptChat,
             progress: true,
+            batch: 8,
         }
     }
 
@@ -269,29 +274,30 @@ impl Bench {
         }
         let mut answers = Vec::with_capacity(unique.len());
         let (mut hits, mut generated) = (0, 0);
-        for (pi, prompt) in unique.iter().enumerate() {
-            let (out, hit) =
-                generator
-                    .generate_cached(prompt, &self.params)
-                    .map_err(|e| match e {
-                        Error::Generation { source, .. } => {
-                            let (ui, ci) = owner[pi];
-                            Error::Generation {
-                                user_id: profiles[ui].user_id.clone(),
-                                config: self.configs[ci].to_string(),
-                                source,
-                            }
+        let mut pi = 0;
+        for chunk in unique.chunks(self.batch.max(1)) {
+            for r in generator.generate_cached_batch(chunk, &self.params) {
+                let (out, hit) = r.map_err(|e| match e {
+                    Error::Generation { source, .. } => {
+                        let (ui, ci) = owner[pi];
+                        Error::Generation {
+                            user_id: profiles[ui].user_id.clone(),
+                            config: self.configs[ci].to_string(),
+                            source,
                         }
-                        other => other,
-                    })?;
-            if hit {
-                hits += 1;
-            } else {
-                generated += 1;
+                    }
+                    other => other,
+                })?;
+                if hit {
+                    hits += 1;
+                } else {
+                    generated += 1;
+                }
+                answers.push(out);
+                pi += 1;
+                bar.set_message(format!("{hits} cached, {generated} generated"));
+                bar.inc(1);
             }
-            answers.push(out);
-            bar.set_message(format!("{hits} cached, {generated} generated"));
-            bar.inc(1);
         }
         bar.finish_and_clear();
         let outs = self
@@ -415,5 +421,105 @@ mod tests {
             e.contains("alice") && e.contains("none_k1") && e.contains("boom"),
             "{e}"
         );
+    }
+
+    /// Batches of any size give the same outputs; every batch goes to `generate_batch` whole;
+    /// a failing prompt inside a batch still leaves the batch's other answers in the cache,
+    /// and the error names the failing prompt's user and config.
+    #[test]
+    fn batches_change_nothing_but_calls_and_lose_nothing_on_error() {
+        struct Batched {
+            calls: std::sync::Mutex<Vec<usize>>,
+            fail_on: Option<String>,
+        }
+        impl Generator for Batched {
+            fn generate(&self, p: &Prompt, g: &GenParams) -> pgraphrag_core::Result<String> {
+                self.generate_batch(std::slice::from_ref(p), g).remove(0)
+            }
+            fn generate_batch(
+                &self,
+                ps: &[Prompt],
+                _: &GenParams,
+            ) -> Vec<pgraphrag_core::Result<String>> {
+                self.calls.lock().unwrap().push(ps.len());
+                ps.iter()
+                    .map(|p| {
+                        let c = &p.messages().last().unwrap().content;
+                        match &self.fail_on {
+                            Some(f) if c.contains(f.as_str()) => {
+                                Err(pgraphrag_core::Error::InvalidInput("boom".into()))
+                            }
+                            _ => Ok(format!("{}", c.len())),
+                        }
+                    })
+                    .collect()
+            }
+        }
+        let profiles: Vec<RankedProfile> = (0..5)
+            .map(|i| RankedProfile {
+                user_id: format!("u{i}"),
+                target: entry(&format!("target{i}")),
+                user: vec![entry("a"), entry("b"), entry("c")],
+                neighbors: vec![entry("n"), entry(&format!("m{i}"))],
+                random: Some(entry("r")),
+            })
+            .collect();
+        let mut outs = Vec::new();
+        for batch in [1, 3, 8, 100] {
+            let bench = Bench {
+                progress: false,
+                batch,
+                ..Bench::new(Task::Title, pgraphrag_grid(&Mode::ALL, &[1, 2, 4]))
+            };
+            let g = CachedGenerator::new(
+                Batched {
+                    calls: Default::default(),
+                    fail_on: None,
+                },
+                "b",
+                GenerationCache::in_memory().unwrap(),
+            );
+            let (o, s) = bench.run(&profiles, &g).unwrap();
+            let calls = g.inner().calls.lock().unwrap().clone();
+            assert_eq!(calls.iter().sum::<usize>(), s.unique_prompts);
+            assert!(calls.iter().all(|&c| c <= batch), "{calls:?}");
+            assert_eq!(calls.len(), s.unique_prompts.div_ceil(batch));
+            outs.push(o);
+        }
+        assert!(outs.windows(2).all(|w| w[0] == w[1]));
+
+        let bench = Bench {
+            progress: false,
+            batch: 100,
+            ..Bench::new(Task::Title, pgraphrag_grid(&Mode::ALL, &[1, 2, 4]))
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.sqlite");
+        let g = CachedGenerator::new(
+            Batched {
+                calls: Default::default(),
+                fail_on: Some("target3".into()),
+            },
+            "b",
+            GenerationCache::open(&path).unwrap(),
+        );
+        let e = bench.run(&profiles, &g).unwrap_err().to_string();
+        assert!(e.contains("u3") && e.contains("boom"), "{e}");
+        let stored = g.stats().generated;
+        assert!(
+            stored > 0,
+            "answers of the failing batch's other prompts are kept"
+        );
+        // A rerun with a healthy generator reuses them all.
+        let g2 = CachedGenerator::new(
+            Batched {
+                calls: Default::default(),
+                fail_on: None,
+            },
+            "b",
+            GenerationCache::open(&path).unwrap(),
+        );
+        let (_, s) = bench.run(&profiles, &g2).unwrap();
+        assert_eq!(s.cache_hits, stored);
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! RAYON_NUM_THREADS=2 cargo run --release -p pgraphrag-llm --example bench_llm -- \
-//!     --model models/SmolLM2-135M-Instruct.Q4_1.gguf --prompt-file prompt.txt --tg 64 --reps 3 [--q8]
+//!     --model models/SmolLM2-135M-Instruct.Q4_1.gguf --prompt-file prompt.txt --tg 64 --reps 3 [--q8] [--engine native|candle]
 //! ```
 //! The prompt text is fed as a raw prompt (tokenized exactly as llama.cpp does, see the
 //! tokenizer test); the KV cache is reset per repetition; decode tokens/s counts the tokens
@@ -12,12 +12,13 @@
 use std::path::PathBuf;
 
 use pgraphrag_core::{GenParams, Prompt};
-use pgraphrag_llm::{GgufModel, GgufOptions, WeightFormat};
+use pgraphrag_llm::{Engine, GgufModel, GgufOptions, WeightFormat};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut model = pgraphrag_llm::default_model_path();
     let mut prompt_file: Option<PathBuf> = None;
     let (mut tg, mut reps, mut q8) = (64usize, 3usize, false);
+    let mut engine = Engine::Auto;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = || args.next().ok_or_else(|| format!("{a} needs a value"));
@@ -27,6 +28,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--tg" => tg = val()?.parse()?,
             "--reps" => reps = val()?.parse()?,
             "--q8" => q8 = true,
+            "--engine" => {
+                engine = match val()?.as_str() {
+                    "native" => Engine::Native,
+                    "candle" => Engine::Candle,
+                    "auto" => Engine::Auto,
+                    e => return Err(format!("unknown engine {e}").into()),
+                }
+            }
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
@@ -40,8 +49,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         } else {
             WeightFormat::AsStored
         },
+        engine,
         ..Default::default()
     };
+    let name = format!(
+        "{}{}",
+        if engine == Engine::Candle {
+            "candle"
+        } else {
+            "native"
+        },
+        if q8 { "-q8_0" } else { "" }
+    );
     let t = std::time::Instant::now();
     let m = GgufModel::load(&model, opts)?;
     let load_s = t.elapsed().as_secs_f64();
@@ -57,7 +76,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "{}",
             serde_json::json!({
-                "engine": if q8 { "candle-q8_0" } else { "candle" },
+                "engine": name,
                 "rep": rep,
                 "load_s": load_s,
                 "pp_tokens": g.prompt_tokens,

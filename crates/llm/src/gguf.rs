@@ -17,6 +17,7 @@ use candle_transformers::models::{
 use pgraphrag_core::{GenParams, Generator, Prompt};
 
 use crate::error::{LlmError, Result};
+use crate::native::NativeLlama;
 use crate::template::ChatTemplate;
 use crate::tokenizer::{LlmTokenizer, md_str, md_u32, sibling_tokenizer_name};
 
@@ -57,6 +58,23 @@ pub enum WeightFormat {
     Q8_0,
 }
 
+/// Which implementation runs the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Engine {
+    /// The native CPU engine for llama-architecture models on the CPU, candle otherwise.
+    #[default]
+    Auto,
+    /// candle-transformers' quantized models: every supported architecture, CPU or CUDA.
+    /// On CPU its quantized matmuls quantize the activations to 8 bits first (as llama.cpp).
+    Candle,
+    /// The native CPU engine (llama architecture on the CPU only; an error otherwise): stored
+    /// 4/8-bit blocks for decoding, a dequantized f32 copy with `gemm` for prompts, f32
+    /// activations throughout. Needs about 4 bytes of memory per weight for the f32 copy.
+    /// See `docs/llm.md`.
+    Native,
+}
+
 /// Options of [`GgufModel::load`].
 #[derive(Debug, Clone, Default)]
 pub struct GgufOptions {
@@ -74,6 +92,8 @@ pub struct GgufOptions {
     pub max_context: Option<usize>,
     /// In-memory weight format.
     pub weights: WeightFormat,
+    /// Which implementation runs the network.
+    pub engine: Engine,
 }
 
 /// Why generation stopped.
@@ -160,6 +180,7 @@ impl Architecture {
 }
 
 enum Weights {
+    Native(Box<NativeLlama>),
     Llama(quantized_llama::ModelWeights),
     Gemma3(quantized_gemma3::ModelWeights),
     Qwen2(quantized_qwen2::ModelWeights),
@@ -167,8 +188,17 @@ enum Weights {
 }
 
 impl Weights {
-    fn forward(&mut self, x: &Tensor, pos: usize) -> candle_core::Result<Tensor> {
+    /// Logits of the last of `ids`, fed at positions `pos..`.
+    fn forward(&mut self, ids: &[u32], pos: usize, device: &Device) -> candle_core::Result<Tensor> {
+        if let Weights::Native(m) = self {
+            let logits = m.forward(ids).map_err(candle_core::Error::Msg)?;
+            let n = logits.len();
+            return Tensor::from_vec(logits, n, &Device::Cpu);
+        }
+        let x = Tensor::new(ids, device)?.unsqueeze(0)?;
+        let x = &x;
         match self {
+            Weights::Native(_) => unreachable!("handled above"),
             Weights::Llama(m) => m.forward(x, pos),
             Weights::Gemma3(m) => m.forward(x, pos),
             Weights::Qwen2(m) => m.forward(x, pos),
@@ -178,6 +208,7 @@ impl Weights {
     fn reset(&mut self) {
         // llama and gemma3 also drop their cache when fed position 0.
         match self {
+            Weights::Native(m) => m.reset(),
             Weights::Llama(m) => m.clear_kv_cache(),
             Weights::Gemma3(_) => {}
             Weights::Qwen2(m) => m.clear_kv_cache(),
@@ -210,6 +241,7 @@ pub struct GgufModel {
     device: Device,
     overflow: ContextOverflow,
     path: PathBuf,
+    engine: Engine,
 }
 
 impl std::fmt::Debug for GgufModel {
@@ -372,7 +404,28 @@ impl GgufModel {
         let declared = md_u32(&ct, &format!("{arch_name}.context_length"))
             .map(|c| c as usize)
             .unwrap_or(usize::MAX);
-        let mut context = declared.min(arch.implementation_limit());
+        let native = match (opts.engine, arch, &device) {
+            (Engine::Candle, ..) => false,
+            (Engine::Auto, Architecture::Llama, Device::Cpu) => true,
+            (Engine::Auto, ..) => false,
+            (Engine::Native, Architecture::Llama, Device::Cpu) => true,
+            (Engine::Native, ..) => {
+                return Err(invalid(
+                    path,
+                    format!(
+                        "the native engine runs llama-architecture models on the CPU only (this is {} on {:?}); use Engine::Candle",
+                        arch.as_str(),
+                        opts.device
+                    ),
+                ));
+            }
+        };
+        let limit = if native {
+            usize::MAX
+        } else {
+            arch.implementation_limit()
+        };
+        let mut context = declared.min(limit);
         if let Some(c) = opts.max_context {
             context = context.min(c);
         }
@@ -398,15 +451,34 @@ impl GgufModel {
             stop_ids.extend(tokenizer.token_id(s));
         }
         let weights = match opts.weights {
+            WeightFormat::AsStored if native => {
+                Weights::Native(Box::new(NativeLlama::load(&ct, &mut reader, path)?))
+            }
             WeightFormat::AsStored => build_weights(arch, ct, &mut reader, &device, path)?,
             WeightFormat::Q8_0 => {
                 let bytes = requantize_q8(path, &ct, &mut reader)?;
                 let mut cur = Cursor::new(bytes);
                 let ct2 = Content::read(&mut cur)
                     .map_err(|e| invalid(path, format!("re-reading the Q8_0 copy: {e}")))?;
-                build_weights(arch, ct2, &mut cur, &device, path)?
+                if native {
+                    Weights::Native(Box::new(NativeLlama::load(&ct2, &mut cur, path)?))
+                } else {
+                    build_weights(arch, ct2, &mut cur, &device, path)?
+                }
             }
         };
+        if let Weights::Native(m) = &weights
+            && m.vocab() < tokenizer.vocab_size()
+        {
+            return Err(invalid(
+                path,
+                format!(
+                    "the embedding matrix has {} rows but the tokenizer has {} tokens",
+                    m.vocab(),
+                    tokenizer.vocab_size()
+                ),
+            ));
+        }
         Ok(GgufModel {
             weights: Mutex::new(weights),
             tokenizer,
@@ -417,6 +489,11 @@ impl GgufModel {
             device,
             overflow: opts.overflow,
             path: path.to_path_buf(),
+            engine: if native {
+                Engine::Native
+            } else {
+                Engine::Candle
+            },
         })
     }
 
@@ -432,7 +509,13 @@ impl GgufModel {
     pub fn architecture(&self) -> Architecture {
         self.arch
     }
-    /// The context window in tokens (the model's, capped by candle's limit and `max_context`).
+    /// The engine that runs the network: [`Engine::Native`] or [`Engine::Candle`] (never
+    /// `Auto`, which is resolved at load).
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+    /// The context window in tokens (the model's, capped by `max_context` and, on the candle
+    /// engine, by candle's RoPE table).
     pub fn context_length(&self) -> usize {
         self.context
     }
@@ -476,6 +559,45 @@ impl GgufModel {
         Ok(ids)
     }
 
+    /// The next-token logits (one per vocabulary entry, f32) after the prompt `ids`, computed
+    /// from an empty KV cache. Useful for scoring and for comparing engines.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let m = pgraphrag_llm::GgufModel::load(&pgraphrag_llm::default_model_path(), Default::default())?;
+    /// let ids = m.prompt_tokens(&pgraphrag_core::Prompt::Raw("The capital of France is".into()))?;
+    /// let logits = m.next_token_logits(&ids)?;
+    /// assert_eq!(logits.len(), m.tokenizer().vocab_size());
+    /// # Ok(()) }
+    /// ```
+    pub fn next_token_logits(&self, ids: &[u32]) -> Result<Vec<f32>> {
+        if ids.is_empty() {
+            return Err(LlmError::InvalidParams("no tokens to score".into()));
+        }
+        if ids.len() > self.context {
+            return Err(LlmError::PromptTooLong {
+                prompt_tokens: ids.len(),
+                max_tokens: 0,
+                context: self.context,
+            });
+        }
+        let mut weights = self.weights.lock().map_err(|_| {
+            LlmError::InvalidParams(
+                "the model mutex is poisoned (an earlier generation panicked)".into(),
+            )
+        })?;
+        weights.reset();
+        weights
+            .forward(ids, 0, &self.device)
+            .and_then(|l| l.flatten_all())
+            .and_then(|l| l.to_dtype(DType::F32))
+            .and_then(|l| l.to_vec1::<f32>())
+            .map_err(model_err(format!(
+                "processing the {}-token prompt",
+                ids.len()
+            )))
+    }
+
     /// Generates like [`Generator::generate`], returning token counts and timings too.
     pub fn generate_full(&self, prompt: &Prompt, params: &GenParams) -> Result<Generation> {
         self.generate_tokens(self.prompt_tokens(prompt)?, params)
@@ -483,26 +605,199 @@ impl GgufModel {
 
     /// Generates from prompt token ids (as [`Self::prompt_tokens`] returns them), applying the
     /// context-overflow policy, stop tokens, stop strings and `max_tokens`.
-    pub fn generate_tokens(&self, mut ids: Vec<u32>, params: &GenParams) -> Result<Generation> {
-        if !(params.temperature >= 0.0 && params.temperature.is_finite()) {
-            return Err(LlmError::InvalidParams(format!(
-                "temperature must be finite and >= 0, got {}",
-                params.temperature
-            )));
+    pub fn generate_tokens(&self, ids: Vec<u32>, params: &GenParams) -> Result<Generation> {
+        if matches!(self.engine, Engine::Native) {
+            return self
+                .generate_batch_tokens(vec![ids], params)
+                .pop()
+                .unwrap_or_else(|| Err(LlmError::InvalidParams("no prompt".into())));
         }
-        if let Some(p) = params.top_p
-            && !(p > 0.0 && p <= 1.0)
+        validate_params(params)?;
+        let ids = self.fit_context(ids, params.max_tokens)?;
+        let mut weights = self.lock()?;
+        weights.reset();
+        let mut st = SeqGen::new(ids.len(), params);
+        if params.max_tokens == 0 {
+            return Ok(st.out);
+        }
+        let mut logits = weights
+            .forward(&ids, 0, &self.device)
+            .map_err(model_err(format!(
+                "processing the {}-token prompt",
+                ids.len()
+            )))?;
+        while let Some(next) = st.push(self, &logits)? {
+            logits = weights
+                .forward(&[next], st.pos, &self.device)
+                .map_err(model_err(format!("decoding at position {}", st.pos)))?;
+            st.pos += 1;
+        }
+        Ok(st.out)
+    }
+
+    /// Generates a completion for each prompt, as [`Self::generate_full`] would one at a time
+    /// (the same tokens for the same seed), but faster on the native engine: the prompts are
+    /// processed one by one and then decoded together, each step reading the weights once for
+    /// all of them. The result for each prompt is independent (one bad prompt does not fail
+    /// the others). On the candle engine this is a loop over [`Self::generate_full`].
+    ///
+    /// ```no_run
+    /// use pgraphrag_core::{GenParams, Prompt};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let m = pgraphrag_llm::GgufModel::load(&pgraphrag_llm::default_model_path(), Default::default())?;
+    /// let prompts = [Prompt::user("Name a colour."), Prompt::user("Name a fruit.")];
+    /// for g in m.generate_batch_full(&prompts, &GenParams { max_tokens: 8, ..Default::default() }) {
+    ///     println!("{}", g?.text);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn generate_batch_full(
+        &self,
+        prompts: &[Prompt],
+        params: &GenParams,
+    ) -> Vec<Result<Generation>> {
+        let ids: Vec<Result<Vec<u32>>> = prompts.iter().map(|p| self.prompt_tokens(p)).collect();
+        if !matches!(self.engine, Engine::Native) {
+            return ids
+                .into_iter()
+                .map(|i| i.and_then(|i| self.generate_tokens(i, params)))
+                .collect();
+        }
+        let mut results: Vec<Option<Result<Generation>>> = Vec::with_capacity(ids.len());
+        let mut ok = Vec::new();
+        for i in ids {
+            match i {
+                Ok(v) => {
+                    ok.push((results.len(), v));
+                    results.push(None);
+                }
+                Err(e) => results.push(Some(Err(e))),
+            }
+        }
+        let (slots, lists): (Vec<usize>, Vec<Vec<u32>>) = ok.into_iter().unzip();
+        for (slot, r) in slots
+            .into_iter()
+            .zip(self.generate_batch_tokens(lists, params))
         {
-            return Err(LlmError::InvalidParams(format!(
-                "top_p must be in (0, 1], got {p}"
-            )));
+            results[slot] = Some(r);
         }
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(LlmError::InvalidParams("no result".into()))))
+            .collect()
+    }
+
+    /// The native engine's batched generation from token ids.
+    fn generate_batch_tokens(
+        &self,
+        lists: Vec<Vec<u32>>,
+        params: &GenParams,
+    ) -> Vec<Result<Generation>> {
+        let n = lists.len();
+        if let Err(e) = validate_params(params) {
+            let msg = e.to_string();
+            return (0..n)
+                .map(|_| Err(LlmError::InvalidParams(msg.clone())))
+                .collect();
+        }
+        let mut weights = match self.lock() {
+            Ok(w) => w,
+            Err(e) => {
+                let msg = e.to_string();
+                return (0..n)
+                    .map(|_| Err(LlmError::InvalidParams(msg.clone())))
+                    .collect();
+            }
+        };
+        let Weights::Native(model) = &mut *weights else {
+            return (0..n)
+                .map(|_| Err(LlmError::InvalidParams("not the native engine".into())))
+                .collect();
+        };
+        let mut results: Vec<Option<Result<Generation>>> = (0..n).map(|_| None).collect();
+        // Prompts, one at a time.
+        let mut live: Vec<(usize, crate::native::Seq, SeqGen, u32)> = Vec::new();
+        for (i, ids) in lists.into_iter().enumerate() {
+            let ids = match self.fit_context(ids, params.max_tokens) {
+                Ok(v) => v,
+                Err(e) => {
+                    results[i] = Some(Err(e));
+                    continue;
+                }
+            };
+            let mut st = SeqGen::new(ids.len(), params);
+            if params.max_tokens == 0 {
+                results[i] = Some(Ok(st.out));
+                continue;
+            }
+            model.reserve(ids.len() + params.max_tokens + 1);
+            let mut seq = model.new_seq();
+            let step = model
+                .step(&mut [&mut seq], &[&ids])
+                .map_err(|e| LlmError::Model {
+                    context: format!("processing the {}-token prompt", ids.len()),
+                    source: candle_core::Error::Msg(e),
+                })
+                .and_then(|mut l| logits_tensor(l.pop().unwrap_or_default()))
+                .and_then(|l| st.push(self, &l));
+            match step {
+                Ok(Some(next)) => live.push((i, seq, st, next)),
+                Ok(None) => results[i] = Some(Ok(st.out)),
+                Err(e) => results[i] = Some(Err(e)),
+            }
+        }
+        // Then decode all live sequences together.
+        while !live.is_empty() {
+            let toks: Vec<[u32; 1]> = live.iter().map(|l| [l.3]).collect();
+            let tok_refs: Vec<&[u32]> = toks.iter().map(|t| t.as_slice()).collect();
+            let mut seqs: Vec<&mut crate::native::Seq> =
+                live.iter_mut().map(|l| &mut l.1).collect();
+            let step = model.step(&mut seqs, &tok_refs);
+            drop(seqs);
+            let logits = match step {
+                Ok(l) => l,
+                Err(e) => {
+                    for (i, _, st, _) in live.drain(..) {
+                        results[i] = Some(Err(LlmError::Model {
+                            context: format!("decoding at position {}", st.pos),
+                            source: candle_core::Error::Msg(e.clone()),
+                        }));
+                    }
+                    break;
+                }
+            };
+            let mut next_live = Vec::with_capacity(live.len());
+            for ((i, seq, mut st, _), l) in live.drain(..).zip(logits) {
+                st.pos += 1;
+                match logits_tensor(l).and_then(|l| st.push(self, &l)) {
+                    Ok(Some(next)) => next_live.push((i, seq, st, next)),
+                    Ok(None) => results[i] = Some(Ok(st.out)),
+                    Err(e) => results[i] = Some(Err(e)),
+                }
+            }
+            live = next_live;
+        }
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(LlmError::InvalidParams("no result".into()))))
+            .collect()
+    }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Weights>> {
+        self.weights.lock().map_err(|_| {
+            LlmError::InvalidParams(
+                "the model mutex is poisoned (an earlier generation panicked)".into(),
+            )
+        })
+    }
+
+    /// Applies the context-overflow policy to a prompt.
+    fn fit_context(&self, mut ids: Vec<u32>, max_tokens: usize) -> Result<Vec<u32>> {
         if ids.is_empty() {
             return Err(LlmError::InvalidParams(
                 "the prompt encodes to no tokens".into(),
             ));
         }
-        let max_tokens = params.max_tokens;
         if ids.len() + max_tokens > self.context {
             match self.overflow {
                 ContextOverflow::Error => {
@@ -533,6 +828,46 @@ impl GgufModel {
                 }
             }
         }
+        Ok(ids)
+    }
+}
+
+fn validate_params(params: &GenParams) -> Result<()> {
+    if !(params.temperature >= 0.0 && params.temperature.is_finite()) {
+        return Err(LlmError::InvalidParams(format!(
+            "temperature must be finite and >= 0, got {}",
+            params.temperature
+        )));
+    }
+    if let Some(p) = params.top_p
+        && !(p > 0.0 && p <= 1.0)
+    {
+        return Err(LlmError::InvalidParams(format!(
+            "top_p must be in (0, 1], got {p}"
+        )));
+    }
+    Ok(())
+}
+
+fn logits_tensor(l: Vec<f32>) -> Result<Tensor> {
+    let n = l.len();
+    Tensor::from_vec(l, n, &Device::Cpu).map_err(model_err("reading logits"))
+}
+
+/// The sampling and stopping state of one sequence being generated.
+struct SeqGen {
+    sampler: LogitsProcessor,
+    out: Generation,
+    t0: Instant,
+    t_decode: Instant,
+    /// Tokens in the KV cache.
+    pos: usize,
+    max_tokens: usize,
+    stop: Vec<String>,
+}
+
+impl SeqGen {
+    fn new(prompt_tokens: usize, params: &GenParams) -> Self {
         let sampling = if params.temperature == 0.0 {
             Sampling::ArgMax
         } else {
@@ -546,74 +881,66 @@ impl GgufModel {
                 },
             }
         };
-        let mut sampler = LogitsProcessor::from_sampling(params.seed, sampling);
-        let mut weights = self.weights.lock().map_err(|_| {
-            LlmError::InvalidParams(
-                "the model mutex is poisoned (an earlier generation panicked)".into(),
-            )
-        })?;
-        weights.reset();
-        let t0 = Instant::now();
-        let mut out = Generation {
-            text: String::new(),
-            tokens: Vec::new(),
-            prompt_tokens: ids.len(),
-            finish: FinishReason::Length,
-            prompt_time: Duration::ZERO,
-            decode_time: Duration::ZERO,
-        };
-        if max_tokens == 0 {
-            return Ok(out);
+        SeqGen {
+            sampler: LogitsProcessor::from_sampling(params.seed, sampling),
+            out: Generation {
+                text: String::new(),
+                tokens: Vec::new(),
+                prompt_tokens,
+                finish: FinishReason::Length,
+                prompt_time: Duration::ZERO,
+                decode_time: Duration::ZERO,
+            },
+            t0: Instant::now(),
+            t_decode: Instant::now(),
+            pos: prompt_tokens,
+            max_tokens: params.max_tokens,
+            stop: params
+                .stop
+                .iter()
+                .filter(|s| !s.is_empty())
+                .cloned()
+                .collect(),
         }
-        let input = Tensor::new(ids.as_slice(), &self.device)
-            .and_then(|t| t.unsqueeze(0))
-            .map_err(model_err("building the prompt tensor"))?;
-        let mut logits = weights.forward(&input, 0).map_err(model_err(format!(
-            "processing the {}-token prompt",
-            ids.len()
-        )))?;
-        let mut pos = ids.len();
-        let mut t_decode = Instant::now();
-        let has_stop = params.stop.iter().any(|s| !s.is_empty());
-        loop {
-            let l = logits
-                .flatten_all()
-                .and_then(|l| l.to_dtype(DType::F32))
-                .map_err(model_err("reading logits"))?;
-            let next = sampler.sample(&l).map_err(model_err("sampling"))?;
-            if out.tokens.is_empty() {
-                out.prompt_time = t0.elapsed();
-                t_decode = Instant::now();
-            }
-            if self.stop_ids.contains(&next) {
-                out.finish = FinishReason::EndOfTurn;
-                break;
-            }
-            out.tokens.push(next);
-            if has_stop {
-                let text = self.tokenizer.decode(&out.tokens)?;
-                if let Some(i) = find_stop(&text, &params.stop) {
-                    out.text = text[..i].to_string();
-                    out.finish = FinishReason::StopString;
-                    out.decode_time = t_decode.elapsed();
-                    return Ok(out);
-                }
-            }
-            if out.tokens.len() >= max_tokens || pos >= self.context {
-                out.finish = FinishReason::Length;
-                break;
-            }
-            let input = Tensor::new(&[next], &self.device)
-                .and_then(|t| t.unsqueeze(0))
-                .map_err(model_err("building the token tensor"))?;
-            logits = weights
-                .forward(&input, pos)
-                .map_err(model_err(format!("decoding at position {pos}")))?;
-            pos += 1;
+    }
+
+    /// Samples from `logits`; returns the token to feed next, or `None` when the sequence is
+    /// finished (then `self.out` is complete).
+    fn push(&mut self, m: &GgufModel, logits: &Tensor) -> Result<Option<u32>> {
+        let l = logits
+            .flatten_all()
+            .and_then(|l| l.to_dtype(DType::F32))
+            .map_err(model_err("reading logits"))?;
+        let next = self.sampler.sample(&l).map_err(model_err("sampling"))?;
+        if self.out.tokens.is_empty() {
+            self.out.prompt_time = self.t0.elapsed();
+            self.t_decode = Instant::now();
         }
-        out.decode_time = t_decode.elapsed();
-        out.text = self.tokenizer.decode(&out.tokens)?;
-        Ok(out)
+        if m.stop_ids.contains(&next) {
+            self.out.finish = FinishReason::EndOfTurn;
+            return self.finish(m).map(|_| None);
+        }
+        self.out.tokens.push(next);
+        if !self.stop.is_empty() {
+            let text = m.tokenizer.decode(&self.out.tokens)?;
+            if let Some(i) = find_stop(&text, &self.stop) {
+                self.out.text = text[..i].to_string();
+                self.out.finish = FinishReason::StopString;
+                self.out.decode_time = self.t_decode.elapsed();
+                return Ok(None);
+            }
+        }
+        if self.out.tokens.len() >= self.max_tokens || self.pos >= m.context {
+            self.out.finish = FinishReason::Length;
+            return self.finish(m).map(|_| None);
+        }
+        Ok(Some(next))
+    }
+
+    fn finish(&mut self, m: &GgufModel) -> Result<()> {
+        self.out.decode_time = self.t_decode.elapsed();
+        self.out.text = m.tokenizer.decode(&self.out.tokens)?;
+        Ok(())
     }
 }
 
@@ -628,5 +955,15 @@ fn find_stop(text: &str, stop: &[String]) -> Option<usize> {
 impl Generator for GgufModel {
     fn generate(&self, prompt: &Prompt, params: &GenParams) -> pgraphrag_core::Result<String> {
         Ok(self.generate_full(prompt, params)?.text)
+    }
+    fn generate_batch(
+        &self,
+        prompts: &[Prompt],
+        params: &GenParams,
+    ) -> Vec<pgraphrag_core::Result<String>> {
+        self.generate_batch_full(prompts, params)
+            .into_iter()
+            .map(|r| r.map(|g| g.text).map_err(Into::into))
+            .collect()
     }
 }

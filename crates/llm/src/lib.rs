@@ -26,6 +26,7 @@
 
 mod error;
 mod gguf;
+mod native;
 mod openai;
 mod template;
 mod tokenizer;
@@ -34,8 +35,8 @@ use std::path::{Path, PathBuf};
 
 pub use error::{LlmError, Result};
 pub use gguf::{
-    Architecture, ContextOverflow, DeviceChoice, FinishReason, Generation, GgufModel, GgufOptions,
-    WeightFormat,
+    Architecture, ContextOverflow, DeviceChoice, Engine, FinishReason, Generation, GgufModel,
+    GgufOptions, WeightFormat,
 };
 pub use openai::{Completion, OpenAiClient, OpenAiOptions};
 pub use template::ChatTemplate;

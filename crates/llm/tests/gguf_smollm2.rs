@@ -35,7 +35,22 @@ fn metadata_template_and_stop_ids() {
     let m = model();
     assert_eq!(m.architecture(), pgraphrag_llm::Architecture::Llama);
     assert_eq!(
-        m.context_length(),
+        m.engine(),
+        pgraphrag_llm::Engine::Native,
+        "Auto picks native for llama"
+    );
+    assert_eq!(m.context_length(), 8192, "the declared context");
+    let candle = GgufModel::load(
+        &default_model_path(),
+        GgufOptions {
+            engine: pgraphrag_llm::Engine::Candle,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(candle.engine(), pgraphrag_llm::Engine::Candle);
+    assert_eq!(
+        candle.context_length(),
         4096,
         "min(8192 declared, candle llama's 4096)"
     );
