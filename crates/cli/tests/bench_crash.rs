@@ -139,6 +139,9 @@ const CRASH_ARGS: &[&str] = &[
     "none,user,neighbor,both",
     "--ks",
     "1,2",
+    // Batches of two: rows land two at a time, so the run can be killed between batches.
+    "--batch",
+    "2",
 ];
 
 #[test]
