@@ -39,22 +39,44 @@ fn invalid(path: &Path, reason: impl Into<String>) -> LlmError {
     }
 }
 
-/// One `Q4_1` block: 32 weights `d·q + m`, `q` in 0..16 (low nibbles hold weights 0..16, high
-/// nibbles weights 16..32). Scales are widened from f16 at load.
+/// One `Q4_1` block as stored (20 bytes): 32 weights `d·q + m`, `q` in 0..16 (low nibbles hold
+/// weights 0..16, high nibbles weights 16..32), `d` and `m` as f16 bits.
 #[derive(Clone, Copy)]
 #[repr(C)]
 struct BlockQ41 {
-    d: f32,
-    m: f32,
+    d: u16,
+    m: u16,
     qs: [u8; 16],
 }
 
-/// One `Q8_0` block: 32 weights `d·q`.
+/// One `Q8_0` block as stored (34 bytes): 32 weights `d·q`, `d` as f16 bits.
 #[derive(Clone, Copy)]
 #[repr(C)]
 struct BlockQ80 {
-    d: f32,
+    d: u16,
     qs: [i8; 32],
+}
+
+fn f16_bits(b: u16) -> f32 {
+    half::f16::from_bits(b).to_f32()
+}
+
+impl BlockQ41 {
+    #[inline(always)]
+    fn d(&self) -> f32 {
+        f16_bits(self.d)
+    }
+    #[inline(always)]
+    fn m(&self) -> f32 {
+        f16_bits(self.m)
+    }
+}
+
+impl BlockQ80 {
+    #[inline(always)]
+    fn d(&self) -> f32 {
+        f16_bits(self.d)
+    }
 }
 
 enum QData {
@@ -72,8 +94,8 @@ struct QRows {
 
 const QK: usize = 32;
 
-fn f16_at(b: &[u8], i: usize) -> f32 {
-    half::f16::from_le_bytes([b[i], b[i + 1]]).to_f32()
+fn u16_at(b: &[u8], i: usize) -> u16 {
+    u16::from_le_bytes([b[i], b[i + 1]])
 }
 
 impl QRows {
@@ -101,8 +123,8 @@ impl QRows {
                                 let mut qs = [0u8; 16];
                                 qs.copy_from_slice(&c[4..20]);
                                 BlockQ41 {
-                                    d: f16_at(c, 0),
-                                    m: f16_at(c, 2),
+                                    d: u16_at(c, 0),
+                                    m: u16_at(c, 2),
                                     qs,
                                 }
                             })
@@ -120,7 +142,7 @@ impl QRows {
                                     *q = b as i8;
                                 }
                                 BlockQ80 {
-                                    d: f16_at(c, 0),
+                                    d: u16_at(c, 0),
                                     qs,
                                 }
                             })
@@ -181,15 +203,15 @@ impl QRows {
             QData::Q41(v) => {
                 for (b, o) in v[r * nb..(r + 1) * nb].iter().zip(out.chunks_exact_mut(QK)) {
                     for j in 0..16 {
-                        o[j] = (b.qs[j] & 0x0F) as f32 * b.d + b.m;
-                        o[j + 16] = (b.qs[j] >> 4) as f32 * b.d + b.m;
+                        o[j] = (b.qs[j] & 0x0F) as f32 * b.d() + b.m();
+                        o[j + 16] = (b.qs[j] >> 4) as f32 * b.d() + b.m();
                     }
                 }
             }
             QData::Q80(v) => {
                 for (b, o) in v[r * nb..(r + 1) * nb].iter().zip(out.chunks_exact_mut(QK)) {
                     for j in 0..QK {
-                        o[j] = b.qs[j] as f32 * b.d;
+                        o[j] = b.qs[j] as f32 * b.d();
                     }
                 }
             }
@@ -236,10 +258,11 @@ fn rows_dot_generic(w: &QRows, r0: usize, x: &[f32], xsum: &[f32], nvec: usize, 
                             p[j] = (b.qs[j] & 0x0F) as f32 * xs[j]
                                 + (b.qs[j] >> 4) as f32 * xs[j + 16];
                         }
+                        let d = b.d();
                         for j in 0..16 {
-                            acc[j] += b.d * p[j];
+                            acc[j] += d * p[j];
                         }
-                        off += b.m * s;
+                        off += b.m() * s;
                     }
                     hsum16(&acc) + off
                 }
@@ -251,8 +274,9 @@ fn rows_dot_generic(w: &QRows, r0: usize, x: &[f32], xsum: &[f32], nvec: usize, 
                         for j in 0..16 {
                             p[j] = b.qs[j] as f32 * xs[j] + b.qs[j + 16] as f32 * xs[j + 16];
                         }
+                        let d = b.d();
                         for j in 0..16 {
-                            acc[j] += b.d * p[j];
+                            acc[j] += d * p[j];
                         }
                     }
                     hsum16(&acc)
@@ -349,14 +373,19 @@ mod kernels {
                                     let hi = _mm_and_si128(_mm_srli_epi16(q, 4), mask);
                                     let flo = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(lo));
                                     let fhi = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(hi));
-                                    let d = _mm512_set1_ps(b.d);
+                                    // d and m from f16 (exact), as one conversion.
+                                    let dm = _mm_cvtph_ps(_mm_set1_epi32(
+                                        ((b.m as u32) << 16 | b.d as u32) as i32,
+                                    ));
+                                    let d = _mm512_broadcastss_ps(dm);
+                                    let m = _mm_cvtss_f32(_mm_movehdup_ps(dm));
                                     for k in 0..n {
                                         let px = x.as_ptr().add((v0 + k) * w.cols + bi * QK);
                                         let x0 = _mm512_loadu_ps(px);
                                         let x1 = _mm512_loadu_ps(px.add(16));
                                         let p = _mm512_fmadd_ps(flo, x0, _mm512_mul_ps(fhi, x1));
                                         acc[k] = _mm512_fmadd_ps(d, p, acc[k]);
-                                        off[k] += b.m * xs[(v0 + k) * nb + bi];
+                                        off[k] += m * xs[(v0 + k) * nb + bi];
                                     }
                                 }
                             }
@@ -381,7 +410,9 @@ mod kernels {
                                         _mm_loadu_si128(b.qs.as_ptr().add(16) as *const __m128i);
                                     let f0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q0));
                                     let f1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q1));
-                                    let d = _mm512_set1_ps(b.d);
+                                    let d = _mm512_broadcastss_ps(_mm_cvtph_ps(_mm_set1_epi16(
+                                        b.d as i16,
+                                    )));
                                     for k in 0..n {
                                         let px = x.as_ptr().add((v0 + k) * w.cols + bi * QK);
                                         let x0 = _mm512_loadu_ps(px);
