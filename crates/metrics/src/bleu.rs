@@ -29,20 +29,24 @@ fn is_sym(c: char) -> bool {
 
 /// Applies a two-character rule `(a)(b) -> f(a, b)` left to right without overlaps, as
 /// `re.sub` does for a pattern that always matches exactly two characters.
+///
+/// Works on bytes: every rule needs at least one ASCII character (a digit, `.`, `,` or `-`) on
+/// one side and treats any other character as "not a digit", so a multi-byte character behaves
+/// like a run of bytes none of which matches, and spaces are only inserted at character
+/// boundaries.
 fn sub2(
-    s: &str,
-    matches: impl Fn(char, char) -> bool,
-    emit: impl Fn(&mut String, char, char),
-) -> String {
-    let cs: Vec<char> = s.chars().collect();
-    let mut out = String::with_capacity(s.len() + 16);
+    s: &[u8],
+    matches: impl Fn(u8, u8) -> bool,
+    emit: impl Fn(&mut Vec<u8>, u8, u8),
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len() + 16);
     let mut i = 0;
-    while i < cs.len() {
-        if i + 1 < cs.len() && matches(cs[i], cs[i + 1]) {
-            emit(&mut out, cs[i], cs[i + 1]);
+    while i < s.len() {
+        if i + 1 < s.len() && matches(s[i], s[i + 1]) {
+            emit(&mut out, s[i], s[i + 1]);
             i += 2;
         } else {
-            out.push(cs[i]);
+            out.push(s[i]);
             i += 1;
         }
     }
@@ -51,88 +55,124 @@ fn sub2(
 
 /// sacreBLEU's `Tokenizer13a` (tokens joined by single spaces).
 pub fn tokenize_13a(line: &str) -> String {
-    let mut line = line
-        .replace("<skipped>", "")
-        .replace("-\n", "")
-        .replace('\n', " ");
-    if line.contains('&') {
-        line = line
-            .replace("&quot;", "\"")
-            .replace("&amp;", "&")
-            .replace("&lt;", "<")
-            .replace("&gt;", ">");
-    }
-    // rule 1: ([\{-\~\[-\` -\&\(-\+\:-\@\/]) -> " \1 "
-    let mut s = String::with_capacity(line.len() * 2 + 2);
-    s.push(' ');
-    for c in line.chars() {
-        if is_sym(c) {
-            s.push(' ');
-            s.push(c);
-            s.push(' ');
-        } else {
-            s.push(c);
-        }
-    }
-    s.push(' ');
-    // (The spaces of f" {line} " are rule-1 symbols too; how many spaces stand between tokens
-    // cannot change rules 2-4 or the final split.)
-    let period = |c: char| c == '.' || c == ',';
-    let digit = |c: char| c.is_ascii_digit();
-    let s = if s.contains(['.', ',']) {
-        // rule 2: ([^0-9])([\.,]) -> "\1 \2 "
-        let s = sub2(
-            &s,
-            |a, b| !digit(a) && period(b),
-            |o, a, b| {
-                o.push(a);
-                o.push(' ');
-                o.push(b);
-                o.push(' ');
-            },
-        );
-        // rule 3: ([\.,])([^0-9]) -> " \1 \2"
-        sub2(
-            &s,
-            |a, b| period(a) && !digit(b),
-            |o, a, b| {
-                o.push(' ');
-                o.push(a);
-                o.push(' ');
-                o.push(b);
-            },
-        )
-    } else {
-        s
-    };
-    // rule 4: ([0-9])(-) -> "\1 \2 "
-    let s = if s.contains('-') {
-        sub2(
-            &s,
-            |a, b| digit(a) && b == '-',
-            |o, a, b| {
-                o.push(a);
-                o.push(' ');
-                o.push(b);
-                o.push(' ');
-            },
-        )
-    } else {
-        s
-    };
-    let mut out = String::with_capacity(s.len());
-    for t in s.split(py_isspace).filter(|t| !t.is_empty()) {
+    let t = Tokens13a::new(line);
+    let mut out = String::with_capacity(t.text.len());
+    for tok in t.iter() {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(t);
+        out.push_str(tok);
     }
     out
 }
 
+/// The result of the 13a rules on one line: the rewritten text and the byte spans of its
+/// tokens (what `str.split()` would return).
+struct Tokens13a {
+    text: String,
+    spans: Vec<(u32, u32)>,
+}
+
+impl Tokens13a {
+    fn new(line: &str) -> Tokens13a {
+        let mut owned;
+        let mut line = line;
+        if line.bytes().any(|b| b == b'<' || b == b'\n' || b == b'&') {
+            owned = line
+                .replace("<skipped>", "")
+                .replace("-\n", "")
+                .replace('\n', " ");
+            if owned.contains('&') {
+                owned = owned
+                    .replace("&quot;", "\"")
+                    .replace("&amp;", "&")
+                    .replace("&lt;", "<")
+                    .replace("&gt;", ">");
+            }
+            line = &owned;
+        }
+        // rule 1: ([\{-\~\[-\` -\&\(-\+\:-\@\/]) -> " \1 "
+        let mut s: Vec<u8> = Vec::with_capacity(line.len() + line.len() / 2 + 2);
+        s.push(b' ');
+        let (mut period_seen, mut dash_seen) = (false, false);
+        for &c in line.as_bytes() {
+            if c.is_ascii() && is_sym(c as char) {
+                s.extend_from_slice(&[b' ', c, b' ']);
+            } else {
+                period_seen |= c == b'.' || c == b',';
+                dash_seen |= c == b'-';
+                s.push(c);
+            }
+        }
+        s.push(b' ');
+        // (The spaces of f" {line} " are rule-1 symbols too; how many spaces stand between
+        // tokens cannot change rules 2-4 or the final split.)
+        let period = |c: u8| c == b'.' || c == b',';
+        let digit = |c: u8| c.is_ascii_digit();
+        if period_seen {
+            // rule 2: ([^0-9])([\.,]) -> "\1 \2 "
+            s = sub2(
+                &s,
+                |a, b| !digit(a) && period(b),
+                |o, a, b| o.extend_from_slice(&[a, b' ', b, b' ']),
+            );
+            // rule 3: ([\.,])([^0-9]) -> " \1 \2"
+            s = sub2(
+                &s,
+                |a, b| period(a) && !digit(b),
+                |o, a, b| o.extend_from_slice(&[b' ', a, b' ', b]),
+            );
+        }
+        // rule 4: ([0-9])(-) -> "\1 \2 "
+        if dash_seen {
+            s = sub2(
+                &s,
+                |a, b| digit(a) && b == b'-',
+                |o, a, b| o.extend_from_slice(&[a, b' ', b, b' ']),
+            );
+        }
+        // Only ASCII spaces were inserted, at character boundaries: still UTF-8.
+        let text =
+            String::from_utf8(s).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into());
+        // Python's `str.split()`: runs of `str.isspace()` characters separate tokens.
+        let mut spans = Vec::with_capacity(text.len() / 4);
+        let bytes = text.as_bytes();
+        let mut start: Option<usize> = None;
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            let (space, width) = if b.is_ascii() {
+                (matches!(b, b' ' | b'\t'..=b'\r' | 0x1c..=0x1f), 1)
+            } else {
+                let c = text[i..].chars().next().unwrap_or(' ');
+                (py_isspace(c), c.len_utf8())
+            };
+            match (space, start) {
+                (true, Some(st)) => {
+                    spans.push((st as u32, i as u32));
+                    start = None;
+                }
+                (false, None) => start = Some(i),
+                _ => {}
+            }
+            i += width;
+        }
+        if let Some(st) = start {
+            spans.push((st as u32, bytes.len() as u32));
+        }
+        Tokens13a { text, spans }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        self.spans
+            .iter()
+            .map(|&(s, e)| &self.text[s as usize..e as usize])
+    }
+}
+
 /// sacreBLEU's `_preprocess_segment`: `rstrip()` then `13a`.
-fn preprocess(s: &str) -> String {
-    tokenize_13a(s.trim_end_matches(py_isspace))
+fn preprocess(s: &str) -> Tokens13a {
+    Tokens13a::new(s.trim_end_matches(py_isspace))
 }
 
 /// Sufficient statistics of BLEU for one or more segments (sacreBLEU's stats vector).
@@ -163,55 +203,43 @@ impl std::ops::AddAssign for BleuStats {
 /// `_compute_segment_statistics`); both sides are tokenized here.
 pub fn segment_stats<S: AsRef<str>>(hypothesis: &str, references: &[S]) -> BleuStats {
     let hyp = preprocess(hypothesis);
-    let refs: Vec<String> = references.iter().map(|r| preprocess(r.as_ref())).collect();
-    stats_from_tokenized(&hyp, &refs)
+    let refs: Vec<Tokens13a> = references.iter().map(|r| preprocess(r.as_ref())).collect();
+    let tokens = hyp.spans.len() + refs.iter().map(|r| r.spans.len()).sum::<usize>();
+    let mut table: FxMap<&str, u32> = FxMap::with_capacity_and_hasher(tokens, Default::default());
+    let h = intern(&hyp, &mut table);
+    let rs: Vec<Vec<u32>> = refs.iter().map(|r| intern(r, &mut table)).collect();
+    if table.len() < 1 << 15 {
+        // n and four 15-bit ids fit one u64.
+        stats_from_ids(&h, &rs, |g| {
+            g.iter().fold(g.len() as u64, |k, &t| k << 15 | t as u64)
+        })
+    } else {
+        stats_from_ids(&h, &rs, |g| {
+            g.iter().fold(g.len() as u128, |k, &t| k << 31 | t as u128)
+        })
+    }
 }
 
-fn count_ngrams(tokens: &[u32]) -> FxMap<&[u32], u32> {
-    let mut m: FxMap<&[u32], u32> = FxMap::default();
-    for n in 1..=MAX_ORDER {
-        if tokens.len() >= n {
-            for w in tokens.windows(n) {
-                *m.entry(w).or_insert(0) += 1;
-            }
-        }
-    }
-    m
-}
-
-fn stats_from_tokenized(hyp: &str, refs: &[String]) -> BleuStats {
-    let hyp_toks: Vec<&str> = hyp.split(' ').filter(|t| !t.is_empty()).collect();
-    let ref_toks: Vec<Vec<&str>> = refs
-        .iter()
-        .map(|r| r.split(' ').filter(|t| !t.is_empty()).collect())
-        .collect();
-    let mut table: FxMap<&str, u32> = FxMap::default();
-    let mut h: Vec<u32> = Vec::with_capacity(hyp_toks.len());
-    for &t in &hyp_toks {
-        let n = table.len() as u32;
-        h.push(*table.entry(t).or_insert(n));
-    }
-    let mut rs: Vec<Vec<u32>> = Vec::with_capacity(ref_toks.len());
-    for r in &ref_toks {
-        let mut ids = Vec::with_capacity(r.len());
-        for &t in r {
+/// Token ids of `t` in `table` (new tokens get the next id).
+fn intern<'a>(t: &'a Tokens13a, table: &mut FxMap<&'a str, u32>) -> Vec<u32> {
+    t.iter()
+        .map(|tok| {
             let n = table.len() as u32;
-            ids.push(*table.entry(t).or_insert(n));
-        }
-        rs.push(ids);
-    }
-    // Reference n-grams: max count over references.
-    let mut ref_ngrams: FxMap<&[u32], u32> = FxMap::default();
-    for r in &rs {
-        for (g, c) in count_ngrams(r) {
-            let e = ref_ngrams.entry(g).or_insert(0);
-            *e = (*e).max(c);
-        }
-    }
+            *table.entry(tok).or_insert(n)
+        })
+        .collect()
+}
+
+/// BLEU statistics from token ids; `key` packs an n-gram (n = 1..=4) into a distinct key.
+fn stats_from_ids<K: std::hash::Hash + Eq + Copy>(
+    h: &[u32],
+    rs: &[Vec<u32>],
+    key: impl Fn(&[u32]) -> K,
+) -> BleuStats {
     let hyp_len = h.len() as u64;
     // Closest reference length, the shorter one on ties.
     let mut closest: Option<(u64, u64)> = None;
-    for r in &rs {
+    for r in rs {
         let rl = r.len() as u64;
         let diff = hyp_len.abs_diff(rl);
         closest = match closest {
@@ -225,11 +253,42 @@ fn stats_from_tokenized(hyp: &str, refs: &[String]) -> BleuStats {
         ref_len: closest.map_or(0, |(_, l)| l),
         ..Default::default()
     };
-    for (g, c) in count_ngrams(&h) {
-        let n = g.len() - 1;
-        st.total[n] += c as u64;
-        if let Some(&rc) = ref_ngrams.get(g) {
-            st.correct[n] += c.min(rc) as u64;
+    // Reference n-grams, each with its largest count over the references.
+    let count = |r: &[u32]| {
+        let mut m: FxMap<K, u32> = FxMap::default();
+        m.reserve(r.len() * MAX_ORDER);
+        for n in 1..=MAX_ORDER.min(r.len()) {
+            for g in r.windows(n) {
+                *m.entry(key(g)).or_insert(0) += 1;
+            }
+        }
+        m
+    };
+    let mut avail = match rs {
+        [] => FxMap::default(),
+        [one] => count(one),
+        [first, rest @ ..] => {
+            let mut m = count(first);
+            for r in rest {
+                for (g, c) in count(r) {
+                    let e = m.entry(g).or_insert(0);
+                    *e = (*e).max(c);
+                }
+            }
+            m
+        }
+    };
+    // Clipped matches: each hypothesis n-gram uses up one of the reference's occurrences, which
+    // sums min(hypothesis count, reference count) over n-grams.
+    for n in 1..=MAX_ORDER.min(h.len()) {
+        for g in h.windows(n) {
+            st.total[n - 1] += 1;
+            if let Some(c) = avail.get_mut(&key(g))
+                && *c > 0
+            {
+                *c -= 1;
+                st.correct[n - 1] += 1;
+            }
         }
     }
     st

@@ -48,7 +48,9 @@ impl Hasher for FxHasher {
     }
     #[inline]
     fn finish(&self) -> u64 {
-        self.hash
+        // The last multiplication leaves the low bits poorly mixed and hash tables index with
+        // them: rotate the well-mixed high bits down (as rustc-hash 2 does).
+        self.hash.rotate_left(26)
     }
 }
 

@@ -123,25 +123,69 @@ impl Rouge {
 
     /// Scores `prediction` against `reference` for all four ROUGE types.
     pub fn score(&self, prediction: &str, reference: &str) -> RougeScores {
-        let mut interner = Interner::default();
-        let t = interner.ids(&self.tokenize(reference));
-        let p = interner.ids(&self.tokenize(prediction));
-        let rouge1 = score_ngrams(&t, &p, 1);
-        let rouge2 = score_ngrams(&t, &p, 2);
-        let rouge_l = score_lcs(&t, &p);
-        let ts: Vec<Vec<u32>> = sentences(reference)
-            .map(|s| interner.ids(&self.tokenize(s)))
-            .collect();
-        let ps: Vec<Vec<u32>> = sentences(prediction)
-            .map(|s| interner.ids(&self.tokenize(s)))
-            .collect();
-        let rouge_lsum = summary_level_lcs(&ts, &ps);
+        if self.options.stemmer {
+            return self.score_owned(prediction, reference);
+        }
+        let mut tb = TokenBuf::default();
+        let mut pb = TokenBuf::default();
+        tb.fill(reference, self.options.tokenizer);
+        pb.fill(prediction, self.options.tokenizer);
+        let mut vocab: FxMap<&str, u32> =
+            FxMap::with_capacity_and_hasher(tb.spans.len() + pb.spans.len(), Default::default());
+        let t = tb.ids(&mut vocab);
+        let p = pb.ids(&mut vocab);
+        let v = vocab.len();
+        drop(vocab);
+        let rouge1 = score_unigrams(&t, &p, v);
+        let rouge2 = score_bigrams(&t, &p);
+        let rouge_l = score_lcs(&t, &p, v);
+        let rouge_lsum = if single_sentence(reference) && single_sentence(prediction) {
+            // One sentence on each side: the summary-level LCS is the LCS (every LCS token is
+            // counted once on each side), so ROUGE-Lsum equals ROUGE-L exactly.
+            rouge_l
+        } else {
+            let mut interner = Interner::default();
+            self.lsum_owned(prediction, reference, &mut interner)
+        };
         RougeScores {
             rouge1,
             rouge2,
             rouge_l,
             rouge_lsum,
         }
+    }
+
+    /// The general path (owned tokens): used with the stemmer.
+    fn score_owned(&self, prediction: &str, reference: &str) -> RougeScores {
+        let mut interner = Interner::default();
+        let t = interner.ids(&self.tokenize(reference));
+        let p = interner.ids(&self.tokenize(prediction));
+        let v = interner.map.len();
+        let rouge1 = score_unigrams(&t, &p, v);
+        let rouge2 = score_bigrams(&t, &p);
+        let rouge_l = score_lcs(&t, &p, v);
+        let rouge_lsum = if single_sentence(reference) && single_sentence(prediction) {
+            rouge_l
+        } else {
+            self.lsum_owned(prediction, reference, &mut interner)
+        };
+        RougeScores {
+            rouge1,
+            rouge2,
+            rouge_l,
+            rouge_lsum,
+        }
+    }
+
+    /// ROUGE-Lsum over newline-separated sentences, each tokenized on its own.
+    fn lsum_owned(&self, prediction: &str, reference: &str, interner: &mut Interner) -> Score {
+        let ts: Vec<Vec<u32>> = sentences(reference)
+            .map(|s| interner.ids(&self.tokenize(s)))
+            .collect();
+        let ps: Vec<Vec<u32>> = sentences(prediction)
+            .map(|s| interner.ids(&self.tokenize(s)))
+            .collect();
+        summary_level_lcs(&ts, &ps)
     }
 
     /// rouge-score's `score_multi(targets, prediction)`: for each ROUGE type, the score against the
@@ -197,6 +241,72 @@ impl pgraphrag_core::Metric for Rouge {
 /// rougeLsum's sentence split: `text.split("\n")` without empty strings.
 fn sentences(text: &str) -> impl Iterator<Item = &str> {
     text.split('\n').filter(|s| !s.is_empty())
+}
+
+/// At most one sentence for rougeLsum (its tokens are then the text's tokens: `\n` separates
+/// tokens in every tokenizer).
+fn single_sentence(text: &str) -> bool {
+    !text.contains('\n') || sentences(text).nth(1).is_none()
+}
+
+/// Tokens of one text as ranges of a normalised buffer (no allocation per token).
+#[derive(Default)]
+struct TokenBuf {
+    buf: String,
+    spans: Vec<(u32, u32)>,
+}
+
+impl TokenBuf {
+    /// Tokenizes like [`tokenize`] without the stemmer.
+    fn fill(&mut self, text: &str, tokenizer: RougeTokenizer) {
+        self.buf.clear();
+        self.spans.clear();
+        self.buf.reserve(text.len());
+        let mut start = 0usize;
+        let spans = &mut self.spans;
+        let buf = &mut self.buf;
+        let mut push = |buf: &mut String, c: Option<char>, start: &mut usize| match c {
+            Some(c) => buf.push(c),
+            None => {
+                if buf.len() > *start {
+                    spans.push((*start as u32, buf.len() as u32));
+                }
+                *start = buf.len();
+            }
+        };
+        match tokenizer {
+            RougeTokenizer::Ascii => {
+                for c in text.chars() {
+                    if c.is_ascii() {
+                        let l = c.to_ascii_lowercase();
+                        push(buf, l.is_ascii_alphanumeric().then_some(l), &mut start);
+                    } else {
+                        for l in c.to_lowercase() {
+                            push(buf, l.is_ascii_alphanumeric().then_some(l), &mut start);
+                        }
+                    }
+                }
+            }
+            RougeTokenizer::Unicode => {
+                let nfc: String = text.nfc().collect();
+                for c in nfc.to_lowercase().chars() {
+                    push(buf, c.is_alphanumeric().then_some(c), &mut start);
+                }
+            }
+        }
+        push(buf, None, &mut start);
+    }
+
+    fn ids<'a>(&'a self, vocab: &mut FxMap<&'a str, u32>) -> Vec<u32> {
+        self.spans
+            .iter()
+            .map(|&(s, e)| {
+                let t = &self.buf[s as usize..e as usize];
+                let n = vocab.len() as u32;
+                *vocab.entry(t).or_insert(n)
+            })
+            .collect()
+    }
 }
 
 /// Tokenizes like rouge-score's `tokenize.tokenize(text, stemmer)` (or the Unicode variant).
@@ -306,28 +416,115 @@ fn score_ngrams(target: &[u32], prediction: &[u32], n: usize) -> Score {
     Score::from_pr(precision, recall)
 }
 
-fn lcs_len(a: &[u32], b: &[u32]) -> usize {
-    let mut prev = vec![0u32; b.len() + 1];
-    let mut cur = vec![0u32; b.len() + 1];
-    for &x in a {
-        for (j, &y) in b.iter().enumerate() {
-            cur[j + 1] = if x == y {
-                prev[j] + 1
-            } else {
-                prev[j + 1].max(cur[j])
-            };
-        }
-        std::mem::swap(&mut prev, &mut cur);
+/// ROUGE-1 from token ids in `0..vocab` (the same as `score_ngrams(.., 1)`).
+fn score_unigrams(target: &[u32], prediction: &[u32], vocab: usize) -> Score {
+    let mut counts = vec![0u32; vocab];
+    for &t in target {
+        counts[t as usize] += 1;
     }
-    prev[b.len()] as usize
+    let mut inter = 0u64;
+    for &p in prediction {
+        let c = &mut counts[p as usize];
+        if *c > 0 {
+            *c -= 1;
+            inter += 1;
+        }
+    }
+    let precision = inter as f64 / prediction.len().max(1) as f64;
+    let recall = inter as f64 / target.len().max(1) as f64;
+    Score::from_pr(precision, recall)
+}
+
+fn sorted_bigrams(tokens: &[u32]) -> Vec<u64> {
+    let mut v: Vec<u64> = tokens
+        .windows(2)
+        .map(|w| (w[0] as u64) << 32 | w[1] as u64)
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// Size of the multiset intersection of two sorted sequences.
+fn sorted_overlap<T: Ord>(a: &[T], b: &[T]) -> u64 {
+    let (mut i, mut j, mut n) = (0, 0, 0u64);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
+/// ROUGE-2 (the same as `score_ngrams(.., 2)`).
+fn score_bigrams(target: &[u32], prediction: &[u32]) -> Score {
+    let t = sorted_bigrams(target);
+    let p = sorted_bigrams(prediction);
+    let inter = sorted_overlap(&t, &p);
+    let precision = inter as f64 / p.len().max(1) as f64;
+    let recall = inter as f64 / t.len().max(1) as f64;
+    Score::from_pr(precision, recall)
+}
+
+/// Length of the longest common subsequence of two id sequences (ids in `0..vocab`), with the
+/// bit-parallel algorithm of Crochemore, Iliopoulos, Pinzon and Reid (2001): one pass over the
+/// longer sequence, 64 cells of the DP table per machine word.
+fn lcs_len(a: &[u32], b: &[u32], vocab: usize) -> usize {
+    let (a, b) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if a.is_empty() {
+        return 0;
+    }
+    let w = a.len().div_ceil(64);
+    let mut row_of = vec![u32::MAX; vocab];
+    let mut masks: Vec<u64> = Vec::new();
+    for (i, &x) in a.iter().enumerate() {
+        let r = &mut row_of[x as usize];
+        if *r == u32::MAX {
+            *r = (masks.len() / w) as u32;
+            masks.resize(masks.len() + w, 0);
+        }
+        masks[*r as usize * w + i / 64] |= 1 << (i % 64);
+    }
+    let mut v = vec![!0u64; w];
+    for &y in b {
+        let r = row_of[y as usize];
+        if r == u32::MAX {
+            continue; // no match: V stays as it is
+        }
+        let m = &masks[r as usize * w..(r as usize + 1) * w];
+        let mut carry = false;
+        for (vk, &mk) in v.iter_mut().zip(m) {
+            let u = *vk & mk;
+            let (s1, c1) = vk.overflowing_add(u);
+            let (s2, c2) = s1.overflowing_add(carry as u64);
+            carry = c1 || c2;
+            *vk = s2 | (*vk & !mk);
+        }
+    }
+    let mut zeros = 0usize;
+    for (k, &vk) in v.iter().enumerate() {
+        let bits = (a.len() - 64 * k).min(64);
+        let valid = if bits == 64 {
+            !0u64
+        } else {
+            (1u64 << bits) - 1
+        };
+        zeros += bits - (vk & valid).count_ones() as usize;
+    }
+    zeros
 }
 
 /// rouge-score's `_score_lcs`.
-fn score_lcs(target: &[u32], prediction: &[u32]) -> Score {
+fn score_lcs(target: &[u32], prediction: &[u32], vocab: usize) -> Score {
     if target.is_empty() || prediction.is_empty() {
         return Score::default();
     }
-    let l = lcs_len(target, prediction) as f64;
+    let l = lcs_len(target, prediction, vocab) as f64;
     Score::from_pr(l / prediction.len() as f64, l / target.len() as f64)
 }
 
@@ -426,6 +623,55 @@ mod tests {
         let m = r.score_multi("a b c", &["x y", "a b d", "a b c"]);
         assert_eq!(m.rouge1.fmeasure, 1.0);
         assert_eq!(r.score_multi("a b", &[] as &[&str]), RougeScores::default());
+    }
+
+    /// The textbook O(n·m) LCS length.
+    fn lcs_dp(a: &[u32], b: &[u32]) -> usize {
+        let mut t = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+        for i in 1..=a.len() {
+            for j in 1..=b.len() {
+                t[i][j] = if a[i - 1] == b[j - 1] {
+                    t[i - 1][j - 1] + 1
+                } else {
+                    t[i - 1][j].max(t[i][j - 1])
+                };
+            }
+        }
+        t[a.len()][b.len()]
+    }
+
+    #[test]
+    fn bit_parallel_lcs_matches_the_dp() {
+        // Lengths around the 64-bit word boundaries, small and large alphabets.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m) as u32
+        };
+        for case in 0..400 {
+            let la = [0, 1, 2, 63, 64, 65, 127, 128, 129, 200][case % 10];
+            let lb = (next(150) as usize + case) % 190;
+            let vocab = [2, 3, 5, 20, 300][case % 5];
+            let a: Vec<u32> = (0..la).map(|_| next(vocab)).collect();
+            let b: Vec<u32> = (0..lb).map(|_| next(vocab)).collect();
+            let want = lcs_dp(&a, &b);
+            assert_eq!(lcs_len(&a, &b, vocab as usize), want, "{a:?} {b:?}");
+            assert_eq!(lcs_len(&b, &a, vocab as usize), want);
+            assert_eq!(lcs_indices(&a, &b).len(), want);
+        }
+    }
+
+    #[test]
+    fn newline_texts_take_the_summary_level_path() {
+        let r = Rouge::default();
+        let s = r.score("the cat sat\non the mat", "on the mat\nthe cat sat");
+        assert_eq!(s.rouge_lsum.fmeasure, 1.0);
+        assert!(s.rouge_l.fmeasure < 1.0);
+        // One sentence plus empty lines is still one sentence.
+        let t = r.score("\n\na b c\n", "a c b");
+        assert_eq!(t.rouge_lsum, t.rouge_l);
     }
 
     #[test]

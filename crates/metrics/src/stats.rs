@@ -21,6 +21,8 @@ use crate::rouge::Score;
 #[derive(Clone)]
 pub struct RandomState {
     mt: [u32; 624],
+    /// The tempered outputs of the current state (filled by `generate`).
+    out: [u32; 624],
     pos: usize,
 }
 
@@ -42,34 +44,53 @@ impl RandomState {
                 .wrapping_mul(mt[i - 1] ^ (mt[i - 1] >> 30))
                 .wrapping_add(i as u32);
         }
-        RandomState { mt, pos: 624 }
+        RandomState {
+            mt,
+            out: [0; 624],
+            pos: 624,
+        }
     }
 
     fn generate(&mut self) {
         const UPPER: u32 = 0x8000_0000;
         const LOWER: u32 = 0x7fff_ffff;
-        for i in 0..624 {
-            let y = (self.mt[i] & UPPER) | (self.mt[(i + 1) % 624] & LOWER);
-            let mut v = self.mt[(i + 397) % 624] ^ (y >> 1);
-            if y & 1 == 1 {
-                v ^= 0x9908_b0df;
-            }
-            self.mt[i] = v;
+        const N: usize = 624;
+        const M: usize = 397;
+        #[inline(always)]
+        fn twist(cur: u32, next: u32, far: u32) -> u32 {
+            let y = (cur & UPPER) | (next & LOWER);
+            far ^ (y >> 1) ^ (if y & 1 == 1 { 0x9908_b0df } else { 0 })
+        }
+        // The reference loop `mt[i] = twist(mt[i], mt[(i+1)%N], mt[(i+M)%N])` in place, split
+        // so that no index needs a modulo (same values: the wrapped reads see updated words).
+        let mt = &mut self.mt;
+        for i in 0..N - M {
+            mt[i] = twist(mt[i], mt[i + 1], mt[i + M]);
+        }
+        for i in N - M..N - 1 {
+            mt[i] = twist(mt[i], mt[i + 1], mt[i + M - N]);
+        }
+        mt[N - 1] = twist(mt[N - 1], mt[0], mt[M - 1]);
+        // Temper the whole block at once (a loop the compiler vectorizes).
+        for (o, &m) in self.out.iter_mut().zip(mt.iter()) {
+            let mut y = m;
+            y ^= y >> 11;
+            y ^= (y << 7) & 0x9d2c_5680;
+            y ^= (y << 15) & 0xefc6_0000;
+            y ^= y >> 18;
+            *o = y;
         }
         self.pos = 0;
     }
 
-    /// The next 32-bit output (`genrand_int32`).
+    /// The next raw 32-bit output (numpy's `rk_random`).
+    #[inline]
     pub fn next_u32(&mut self) -> u32 {
         if self.pos >= 624 {
             self.generate();
         }
-        let mut y = self.mt[self.pos];
+        let y = self.out[self.pos];
         self.pos += 1;
-        y ^= y >> 11;
-        y ^= (y << 7) & 0x9d2c_5680;
-        y ^= (y << 15) & 0xefc6_0000;
-        y ^= y >> 18;
         y
     }
 
@@ -99,7 +120,44 @@ impl RandomState {
 
     /// `np.random.choice(np.arange(n), size=n)` (with replacement): `n` indices in `0..n`.
     pub fn choice(&mut self, n: usize) -> Vec<usize> {
-        (0..n).map(|_| self.randint(n as u64) as usize).collect()
+        let mut out = vec![0; n];
+        self.fill_randint(n as u64, &mut out);
+        out
+    }
+
+    /// `randint(n)` for every element of `out`, in order (the same draws as repeated
+    /// [`RandomState::randint`] calls).
+    pub fn fill_randint(&mut self, n: u64, out: &mut [usize]) {
+        let rng = n.saturating_sub(1);
+        if rng == 0 || rng >= 0xFFFF_FFFF {
+            for o in out.iter_mut() {
+                *o = self.randint(n) as usize;
+            }
+            return;
+        }
+        let mut mask = rng;
+        mask |= mask >> 1;
+        mask |= mask >> 2;
+        mask |= mask >> 4;
+        mask |= mask >> 8;
+        mask |= mask >> 16;
+        // Masked rejection without a data-dependent branch: every candidate is written, and
+        // the position only advances when it is accepted.
+        let mut j = 0;
+        while j < out.len() {
+            if self.pos >= 624 {
+                self.generate();
+            }
+            for &y in &self.out[self.pos..] {
+                self.pos += 1;
+                let v = (y as u64) & mask;
+                out[j] = v as usize;
+                j += (v <= rng) as usize;
+                if j == out.len() {
+                    break;
+                }
+            }
+        }
     }
 }
 
@@ -171,41 +229,143 @@ fn check_conf(confidence: f64, n_samples: usize) -> Result<()> {
 
 /// Bootstrap means of the columns of `rows` (rouge-score's `_bootstrap_resample`), then the
 /// low/mid/high percentiles per column. Draws from `rng` exactly as numpy does.
+/// `rows` is row-major with `k` values per row.
 fn resample(
-    rows: &[Vec<f64>],
+    rows: &[f64],
+    k: usize,
     n_samples: usize,
     confidence: f64,
     rng: &mut RandomState,
 ) -> Vec<Interval> {
-    let n = rows.len();
-    let k = rows.first().map_or(0, Vec::len);
-    let mut means: Vec<Vec<f64>> = vec![Vec::with_capacity(n_samples); k];
-    let mut acc = vec![0.0; k];
-    for _ in 0..n_samples {
-        acc.iter_mut().for_each(|a| *a = 0.0);
-        for _ in 0..n {
-            let i = rng.randint(n as u64) as usize;
-            for (a, v) in acc.iter_mut().zip(&rows[i]) {
-                *a += v;
-            }
-        }
-        for c in 0..k {
-            means[c].push(acc[c] / n as f64);
+    let n = rows.len().checked_div(k).unwrap_or(0);
+    resample_with(rows, k, n_samples, confidence, |_, idx| {
+        rng.fill_randint(n as u64, idx)
+    })
+}
+
+/// An index type of resampled examples.
+trait Ix: Copy {
+    fn ix(self) -> usize;
+}
+
+impl Ix for usize {
+    #[inline]
+    fn ix(self) -> usize {
+        self
+    }
+}
+
+impl Ix for u32 {
+    #[inline]
+    fn ix(self) -> usize {
+        self as usize
+    }
+}
+
+/// [`resample`] with the indices of resample `s` written by `draw(s, indices)`.
+fn resample_with(
+    rows: &[f64],
+    k: usize,
+    n_samples: usize,
+    confidence: f64,
+    mut draw: impl FnMut(usize, &mut [usize]),
+) -> Vec<Interval> {
+    let n = rows.len().checked_div(k).unwrap_or(0);
+    let mut acc = Accumulator::new(rows, k, n_samples);
+    let mut idx = vec![0usize; n];
+    for s in 0..n_samples {
+        draw(s, &mut idx);
+        acc.add(&idx);
+    }
+    acc.intervals(confidence)
+}
+
+/// Sums of bootstrap resamples, column by column.
+struct Accumulator<'a> {
+    rows: &'a [f64],
+    k: usize,
+    n: usize,
+    /// Columns in groups of 8 (row-major within a group), when `k > 1`.
+    groups: Vec<Vec<[f64; 8]>>,
+    means: Vec<Vec<f64>>,
+}
+
+impl<'a> Accumulator<'a> {
+    const G: usize = 8;
+
+    fn new(rows: &'a [f64], k: usize, n_samples: usize) -> Self {
+        const G: usize = Accumulator::G;
+        let n = rows.len().checked_div(k).unwrap_or(0);
+        let groups = if k > 1 {
+            (0..k.div_ceil(G))
+                .map(|g| {
+                    (0..n)
+                        .map(|i| {
+                            let mut r = [0.0; G];
+                            for (c, x) in r.iter_mut().enumerate().take((k - g * G).min(G)) {
+                                *x = rows[i * k + g * G + c];
+                            }
+                            r
+                        })
+                        .collect()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Accumulator {
+            rows,
+            k,
+            n,
+            groups,
+            means: vec![Vec::with_capacity(n_samples); k],
         }
     }
-    let delta = (1.0 - confidence) / 2.0;
-    let qs = [100.0 * delta, 100.0 * 0.5, 100.0 * (1.0 - delta)];
-    means
-        .into_iter()
-        .map(|mut col| {
-            col.sort_by(f64::total_cmp);
-            Interval {
-                low: percentile_sorted(&col, qs[0]),
-                mid: percentile_sorted(&col, qs[1]),
-                high: percentile_sorted(&col, qs[2]),
+
+    /// Adds the resample made of the examples `idx` (summed in draw order, per column).
+    fn add<I: Ix>(&mut self, idx: &[I]) {
+        const G: usize = Accumulator::G;
+        let n = self.n as f64;
+        if self.k == 1 {
+            let mut acc = 0.0;
+            for &i in idx {
+                acc += self.rows[i.ix()];
             }
-        })
-        .collect()
+            self.means[0].push(acc / n);
+            return;
+        }
+        // One accumulator per column of a group: every column is still summed in draw order,
+        // but the columns' additions are independent and run side by side.
+        for (g, data) in self.groups.iter().enumerate() {
+            let mut acc = [0.0; G];
+            for &i in idx {
+                let r = &data[i.ix()];
+                for c in 0..G {
+                    acc[c] += r[c];
+                }
+            }
+            for (c, a) in acc.iter().enumerate().take((self.k - g * G).min(G)) {
+                self.means[g * G + c].push(a / n);
+            }
+        }
+    }
+
+    /// Low, mid and high percentiles of each column's resample means.
+    fn intervals(self, confidence: f64) -> Vec<Interval> {
+        let delta = (1.0 - confidence) / 2.0;
+        let qs = [100.0 * delta, 100.0 * 0.5, 100.0 * (1.0 - delta)];
+        self.means
+            .into_iter()
+            .map(|mut col| {
+                col.sort_by(f64::total_cmp);
+                Interval {
+                    low: percentile_sorted(&col, qs[0]),
+                    mid: percentile_sorted(&col, qs[1]),
+                    high: percentile_sorted(&col, qs[2]),
+                }
+            })
+            .collect()
+    }
 }
 
 /// rouge-score's `BootstrapAggregator`: collects [`Score`]s per type (in insertion order) and
@@ -262,11 +422,11 @@ impl BootstrapAggregator {
         self.scores
             .iter()
             .map(|(name, v)| {
-                let rows: Vec<Vec<f64>> = v
+                let rows: Vec<f64> = v
                     .iter()
-                    .map(|s| vec![s.precision, s.recall, s.fmeasure])
+                    .flat_map(|s| [s.precision, s.recall, s.fmeasure])
                     .collect();
-                let iv = resample(&rows, self.n_samples, self.confidence, rng);
+                let iv = resample(&rows, 3, self.n_samples, self.confidence, rng);
                 let pick = |f: fn(&Interval) -> f64| Score {
                     precision: f(&iv[0]),
                     recall: f(&iv[1]),
@@ -296,8 +456,133 @@ pub fn bootstrap_ci(
     if values.is_empty() {
         return Err(Error::InvalidArgument("bootstrap_ci of no values".into()));
     }
-    let rows: Vec<Vec<f64>> = values.iter().map(|&v| vec![v]).collect();
-    Ok(resample(&rows, n_samples, confidence, &mut RandomState::new(seed))[0])
+    Ok(resample(
+        values,
+        1,
+        n_samples,
+        confidence,
+        &mut RandomState::new(seed),
+    )[0])
+}
+
+/// [`bootstrap_ci`] of several columns of the same length at once, with one seed: the result
+/// for each column is identical to `bootstrap_ci(column, n_samples, confidence, seed)` (the
+/// resampled indices depend only on the seed and the length), but the indices are drawn once.
+///
+/// ```
+/// use pgraphrag_metrics::stats::{bootstrap_ci, bootstrap_ci_columns};
+/// let a = [0.1, 0.5, 0.9, 0.3];
+/// let b = [1.0, 0.0, 0.5, 0.25];
+/// let both = bootstrap_ci_columns(&[&a, &b], 1000, 0.95, 7).unwrap();
+/// assert_eq!(both[1], bootstrap_ci(&b, 1000, 0.95, 7).unwrap());
+/// ```
+pub fn bootstrap_ci_columns(
+    columns: &[&[f64]],
+    n_samples: usize,
+    confidence: f64,
+    seed: u32,
+) -> Result<Vec<Interval>> {
+    check_conf(confidence, n_samples)?;
+    let n = columns.first().map_or(0, |c| c.len());
+    if n == 0 {
+        return Err(Error::InvalidArgument(
+            "bootstrap_ci_columns of no values".into(),
+        ));
+    }
+    if let Some(c) = columns.iter().find(|c| c.len() != n) {
+        return Err(Error::LengthMismatch {
+            what: "bootstrap_ci_columns columns",
+            left: n,
+            right: c.len(),
+        });
+    }
+    let k = columns.len();
+    let mut rows = Vec::with_capacity(n * k);
+    for i in 0..n {
+        rows.extend(columns.iter().map(|c| c[i]));
+    }
+    Ok(resample(
+        &rows,
+        k,
+        n_samples,
+        confidence,
+        &mut RandomState::new(seed),
+    ))
+}
+
+/// The example indices of a seeded bootstrap, drawn ahead of the values: `n_samples`
+/// resamples of `n` examples, exactly as [`bootstrap_ci`] and [`bootstrap_ci_columns`] draw
+/// them from `seed`. The draws depend only on `n`, `n_samples` and `seed`, so they can be made
+/// while the values are still being computed (on another thread); [`BootstrapDraws::intervals`]
+/// then only sums. Holds `4·n·n_samples` bytes.
+///
+/// ```
+/// use pgraphrag_metrics::stats::{BootstrapDraws, bootstrap_ci_columns};
+/// let a = [0.1, 0.5, 0.9, 0.3];
+/// let draws = BootstrapDraws::new(a.len(), 1000, 7).unwrap();
+/// assert_eq!(
+///     draws.intervals(&[&a], 0.95).unwrap(),
+///     bootstrap_ci_columns(&[&a], 1000, 0.95, 7).unwrap()
+/// );
+/// ```
+#[derive(Debug, Clone)]
+pub struct BootstrapDraws {
+    n: usize,
+    n_samples: usize,
+    idx: Vec<u32>,
+}
+
+impl BootstrapDraws {
+    /// Draws the indices of `n_samples` resamples of `n` examples (`n` below 2^32).
+    pub fn new(n: usize, n_samples: usize, seed: u32) -> Result<Self> {
+        check_conf(0.95, n_samples)?;
+        if n == 0 || n > u32::MAX as usize {
+            return Err(Error::InvalidArgument(format!(
+                "BootstrapDraws of {n} examples (must be 1..2^32)"
+            )));
+        }
+        let mut rng = RandomState::new(seed);
+        let mut idx = Vec::with_capacity(n * n_samples);
+        let mut buf = vec![0usize; n];
+        for _ in 0..n_samples {
+            rng.fill_randint(n as u64, &mut buf);
+            idx.extend(buf.iter().map(|&i| i as u32));
+        }
+        Ok(BootstrapDraws { n, n_samples, idx })
+    }
+
+    /// Number of examples per resample.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of resamples.
+    pub fn n_samples(&self) -> usize {
+        self.n_samples
+    }
+
+    /// The interval of each column (each of length `n`): identical to
+    /// `bootstrap_ci_columns(columns, n_samples, confidence, seed)`.
+    pub fn intervals(&self, columns: &[&[f64]], confidence: f64) -> Result<Vec<Interval>> {
+        check_conf(confidence, self.n_samples)?;
+        if let Some(c) = columns.iter().find(|c| c.len() != self.n) {
+            return Err(Error::LengthMismatch {
+                what: "BootstrapDraws::intervals examples and column",
+                left: self.n,
+                right: c.len(),
+            });
+        }
+        let k = columns.len();
+        let mut rows = Vec::with_capacity(self.n * k);
+        for i in 0..self.n {
+            rows.extend(columns.iter().map(|c| c[i]));
+        }
+        let mut acc = Accumulator::new(&rows, k, self.n_samples);
+        for sample in self.idx.chunks_exact(self.n) {
+            acc.add(sample);
+        }
+        Ok(acc.intervals(confidence))
+    }
 }
 
 /// Result of [`paired_bootstrap`].
@@ -337,10 +622,12 @@ pub fn paired_bootstrap(
     let n = d.len();
     let mut rng = RandomState::new(seed);
     let mut means = Vec::with_capacity(n_samples);
+    let mut idx = vec![0usize; n];
     for _ in 0..n_samples {
+        rng.fill_randint(n as u64, &mut idx);
         let mut s = 0.0;
-        for _ in 0..n {
-            s += d[rng.randint(n as u64) as usize];
+        for &i in &idx {
+            s += d[i];
         }
         means.push(s / n as f64);
     }

@@ -60,7 +60,9 @@ pub fn default_dir() -> PathBuf {
 
 /// WordNet 3.0 in memory: the lemma index, the exception lists and the raw data files.
 pub struct WordNet {
-    /// `index.*` files, searched by binary search (indexed like `POS`).
+    /// A number unique to this instance in the process (keys per-thread caches).
+    id: u64,
+    /// `index.*` files, with a hash table of their lemma lines (indexed like `POS`).
     index: [IndexFile; 4],
     /// exception form → base forms, per part of speech.
     exceptions: [HashMap<String, Vec<String>>; 4],
@@ -78,7 +80,7 @@ impl std::fmt::Debug for WordNet {
         f.debug_struct("WordNet")
             .field(
                 "index_lines",
-                &self.index.iter().map(|i| i.lines.len()).sum::<usize>(),
+                &self.index.iter().map(|i| i.count).sum::<usize>(),
             )
             .finish()
     }
@@ -115,8 +117,12 @@ impl WordNet {
         let mut data: [Vec<u8>; 4] = Default::default();
         for (k, (_, name)) in POS.iter().enumerate() {
             let path = dir.join(format!("index.{name}"));
-            index[k] = IndexFile::new(read(&path)?);
-            if index[k].lines.is_empty() {
+            index[k] = IndexFile::new(read(&path)?).ok_or_else(|| Error::WordNetFormat {
+                path: path.clone(),
+                line: 1,
+                message: "index file larger than 4 GiB".into(),
+            })?;
+            if index[k].count == 0 {
                 return Err(Error::WordNetFormat {
                     path,
                     line: 1,
@@ -133,7 +139,9 @@ impl WordNet {
             }
             data[k] = read(&dir.join(format!("data.{name}")))?;
         }
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(WordNet {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             index,
             exceptions,
             data,
@@ -143,7 +151,12 @@ impl WordNet {
 
     /// Number of (lemma, part of speech) entries in the index.
     pub fn len(&self) -> usize {
-        self.index.iter().map(|i| i.lines.len()).sum()
+        self.index.iter().map(|i| i.count).sum()
+    }
+
+    /// A number that identifies this instance within the process (never reused).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// Whether the index is empty.
@@ -198,20 +211,19 @@ impl WordNet {
             .iter()
             .position(|&b| b == b'\n')
             .map_or(data.len(), |e| start + e);
-        let line = String::from_utf8_lossy(&data[start..end]);
-        let mut it = line.split_whitespace();
-        if it.next().and_then(|o| o.parse::<u32>().ok()) != Some(offset) {
+        let mut it = fields(&data[start..end]);
+        if it.next().and_then(parse_dec) != Some(offset as u64) {
             return;
         }
         it.next(); // lex_filenum
         it.next(); // ss_type
-        let Some(n) = it.next().and_then(|x| usize::from_str_radix(x, 16).ok()) else {
+        let Some(n) = it.next().and_then(parse_hex) else {
             return;
         };
         for _ in 0..n {
             let Some(name) = it.next() else { return };
             it.next(); // lex_id
-            out.push(strip_marker(name).to_string());
+            out.push(strip_marker(&String::from_utf8_lossy(name)).to_string());
         }
     }
 
@@ -257,37 +269,105 @@ impl WordNet {
     }
 }
 
-/// One `index.<pos>` file: its bytes and the start of every lemma line, sorted by lemma, so a
-/// lookup is a binary search (as in WordNet's own C library); nothing is parsed at load time.
+/// One `index.<pos>` file: its bytes and an open-addressing hash table of the start of every
+/// lemma line (nothing else is parsed at load time; a line is parsed when it is looked up).
 #[derive(Default)]
 struct IndexFile {
     bytes: Vec<u8>,
-    lines: Vec<u32>,
+    /// `line start + 1` per slot, 0 for an empty slot; the length is `1 << bits`.
+    slots: Vec<u32>,
+    bits: u32,
+    /// Number of lemma lines.
+    count: usize,
+}
+
+/// Slot of `b` in a table of `1 << bits` slots (the high bits of a multiplicative hash).
+fn slot_of(b: &[u8], bits: u32) -> usize {
+    use std::hash::Hasher;
+    let mut h = crate::fxhash::FxHasher::default();
+    h.write(b);
+    h.write_usize(b.len());
+    (h.finish().wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize
+}
+
+/// Positions of the `\n` bytes of `b`, ascending (eight bytes at a time).
+fn newlines(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const NL: u64 = LO * b'\n' as u64;
+    let words = b.len() / 8;
+    let whole = (0..words).flat_map(move |w| {
+        let x = u64::from_le_bytes(b[w * 8..w * 8 + 8].try_into().unwrap_or_default()) ^ NL;
+        // Exact zero-byte test (no false positives): high bit of each byte that was 0.
+        let mut z = !(((x & !HI) + !HI) | x | !HI);
+        std::iter::from_fn(move || {
+            (z != 0).then(|| {
+                let i = z.trailing_zeros() as usize / 8;
+                z &= z - 1;
+                w * 8 + i
+            })
+        })
+    });
+    let tail = (words * 8..b.len()).filter(move |&i| b[i] == b'\n');
+    whole.chain(tail)
+}
+
+/// The whitespace-separated fields of a line (WordNet files are ASCII; runs of spaces count once).
+fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    line.split(|b| b.is_ascii_whitespace())
+        .filter(|f| !f.is_empty())
+}
+
+fn parse_dec(f: &[u8]) -> Option<u64> {
+    std::str::from_utf8(f).ok()?.parse().ok()
+}
+
+fn parse_hex(f: &[u8]) -> Option<u64> {
+    u64::from_str_radix(std::str::from_utf8(f).ok()?, 16).ok()
 }
 
 impl IndexFile {
-    fn new(bytes: Vec<u8>) -> IndexFile {
-        let mut lines = Vec::with_capacity(bytes.len() / 30);
+    /// `None` when the file is too large for 32-bit offsets.
+    fn new(bytes: Vec<u8>) -> Option<IndexFile> {
+        if bytes.len() >= u32::MAX as usize {
+            return None;
+        }
+        let mut starts: Vec<u32> = Vec::with_capacity(bytes.len() / 32);
         let mut start = 0usize;
-        while start < bytes.len() {
-            let end = bytes[start..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(bytes.len(), |e| start + e);
+        for end in newlines(&bytes).chain(std::iter::once(bytes.len())) {
+            // License lines start with a space; blank lines are skipped.
             if end > start && bytes[start] != b' ' {
-                lines.push(start as u32);
+                starts.push(start as u32);
             }
             start = end + 1;
         }
-        let mut f = IndexFile { bytes, lines };
-        // The files are sorted; sort anyway if one is not (stable: the first of duplicates wins
-        // in the search below only by chance, as nltk keeps the last one; none exist in 3.0).
-        if !f.lines.windows(2).all(|w| f.lemma(w[0]) <= f.lemma(w[1])) {
-            let mut lines = std::mem::take(&mut f.lines);
-            lines.sort_by(|&a, &b| f.lemma(a).cmp(f.lemma(b)));
-            f.lines = lines;
+        let size = (starts.len() * 2).next_power_of_two().max(2);
+        let bits = size.trailing_zeros();
+        let mut f = IndexFile {
+            bytes,
+            slots: vec![0; size],
+            bits,
+            count: 0,
+        };
+        for s in starts {
+            let lemma = f.lemma(s);
+            let mut i = slot_of(lemma, bits);
+            loop {
+                let slot = f.slots[i];
+                if slot == 0 {
+                    f.slots[i] = s + 1;
+                    f.count += 1;
+                    break;
+                }
+                if f.lemma(slot - 1) == lemma {
+                    // nltk builds a dict from the lines: the last duplicate wins.
+                    f.slots[i] = s + 1;
+                    break;
+                }
+                i = (i + 1) & (size - 1);
+            }
         }
-        f
+        Some(f)
     }
 
     fn lemma(&self, start: u32) -> &[u8] {
@@ -301,10 +381,22 @@ impl IndexFile {
 
     /// The start of `form`'s line.
     fn find(&self, form: &str) -> Option<usize> {
-        self.lines
-            .binary_search_by(|&s| self.lemma(s).cmp(form.as_bytes()))
-            .ok()
-            .map(|i| self.lines[i] as usize)
+        let form = form.as_bytes();
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = slot_of(form, self.bits);
+        loop {
+            let slot = self.slots[i];
+            if slot == 0 {
+                return None;
+            }
+            if self.lemma(slot - 1) == form {
+                return Some(slot as usize - 1);
+            }
+            i = (i + 1) & mask;
+        }
     }
 
     /// nltk's `_lemma_pos_offset_map[form][pos]` (empty when absent or malformed).
@@ -314,15 +406,13 @@ impl IndexFile {
         };
         let rest = &self.bytes[start..];
         let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
-        let line = String::from_utf8_lossy(&rest[..end]);
-        let mut it = line.split_whitespace();
+        let mut it = fields(&rest[..end]);
         it.next(); // lemma
         it.next(); // pos
-        let num = |s: Option<&str>| s.and_then(|x| x.parse::<usize>().ok());
-        let Some(n_synsets) = num(it.next()) else {
+        let Some(n_synsets) = it.next().and_then(parse_dec) else {
             return Vec::new();
         };
-        let Some(n_pointers) = num(it.next()) else {
+        let Some(n_pointers) = it.next().and_then(parse_dec) else {
             return Vec::new();
         };
         for _ in 0..n_pointers {
@@ -331,7 +421,11 @@ impl IndexFile {
         it.next(); // n_senses
         it.next(); // tagsense_cnt
         (0..n_synsets)
-            .filter_map(|_| it.next().and_then(|x| x.parse().ok()))
+            .filter_map(|_| {
+                it.next()
+                    .and_then(parse_dec)
+                    .and_then(|x| u32::try_from(x).ok())
+            })
             .collect()
     }
 }
