@@ -500,3 +500,38 @@ fn snippets_and_fusion_with_the_real_model() {
     items.sort();
     assert_eq!(items, vec![0, 1, 2]);
 }
+
+#[test]
+fn warmed_vectors_score_like_encoding_on_demand() {
+    let docs = [
+        "Great phone. The battery easily lasts two days and charging is quick.",
+        "The hotel room was dirty and the staff at the front desk were rude.",
+        "Sapato muito confortável, chegou antes do prazo.",
+        "",
+    ];
+    let queries = ["how long does the battery last", "dirty room", ""];
+    let cold = DenseRetriever::load(&model_dir()).unwrap();
+    let warm = DenseRetriever::load(&model_dir()).unwrap();
+    warm.warm(&docs, false).unwrap();
+    assert_eq!(warm.warmed(), docs.len());
+    warm.warm_queries(&queries, false).unwrap();
+    // Mean pooling on both sides: a query equal to a document ("") shares its vector.
+    assert_eq!(warm.warmed(), docs.len() + queries.len() - 1);
+    warm.warm(&docs, false).unwrap(); // already warm: nothing added
+    assert_eq!(warm.warmed(), docs.len() + queries.len() - 1);
+    for q in queries {
+        let a = cold.scores(q, &docs).unwrap();
+        let b = warm.scores(q, &docs).unwrap();
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(&b) {
+            // Batching pads differently; the vectors agree to float rounding.
+            assert!((x - y).abs() < 1e-5, "{q:?}: {x} vs {y}");
+        }
+    }
+    // A query that was not warmed is encoded on demand and not kept.
+    let s = warm.scores("unfriendly reception", &docs).unwrap();
+    assert_eq!(s.len(), docs.len());
+    assert_eq!(warm.warmed(), docs.len() + queries.len() - 1);
+    warm.clear_warmed();
+    assert_eq!(warm.warmed(), 0);
+}

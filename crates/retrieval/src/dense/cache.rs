@@ -226,7 +226,10 @@ pub fn encode_corpus(
         }
         None => vec![None; uniq.len()],
     };
-    let missing: Vec<usize> = (0..uniq.len()).filter(|&i| vecs[i].is_none()).collect();
+    let mut missing: Vec<usize> = (0..uniq.len()).filter(|&i| vecs[i].is_none()).collect();
+    // Longest first, so each chunk (and each batch within it, which the encoder sorts by
+    // token count) holds texts of similar length and padding stays minimal.
+    missing.sort_by_key(|&i| std::cmp::Reverse(uniq[i].len()));
     let bar = if progress && !missing.is_empty() {
         let b = indicatif::ProgressBar::new(missing.len() as u64);
         if let Ok(style) = indicatif::ProgressStyle::with_template(

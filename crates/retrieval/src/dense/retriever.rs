@@ -1,10 +1,12 @@
 //! [`DenseRetriever`]: the Contriever recipe as a [`pgraphrag_core::Retriever`].
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::RwLock;
 
 use pgraphrag_core::Scored;
 
-use super::cache::{EmbeddingCache, encode_corpus};
+use super::cache::{EmbeddingCache, encode_corpus, text_key};
 use super::encoder::{BertEncoder, DenseDevice, EncoderOptions, Pooling};
 use crate::{Error, Result};
 
@@ -131,9 +133,21 @@ impl DenseRetrieverBuilder {
     }
 }
 
+/// Vectors kept in memory by [`DenseRetriever::warm`] and [`DenseRetriever::warm_queries`],
+/// keyed by pooling and the text's sha256.
+type Memo = RwLock<HashMap<(Pooling, [u8; 32]), Box<[f32]>>>;
+type MemoGuard<'a> = std::sync::RwLockReadGuard<'a, HashMap<(Pooling, [u8; 32]), Box<[f32]>>>;
+
 /// Dense retrieval with a BERT encoder (the Contriever recipe): queries and documents are
 /// embedded (through the cache when there is one) and documents are ranked by
 /// [`Similarity`], best first; equal scores keep their input order.
+///
+/// For a whole split, call [`DenseRetriever::warm`] on every document and
+/// [`DenseRetriever::warm_queries`] on every query first: both encode in length-sorted
+/// batches (through the on-disk cache) and keep the vectors in memory, so each later
+/// [`rank`](pgraphrag_core::Retriever::rank) is a few hash look-ups and dot products.
+/// Texts that were not warmed are encoded on demand (and read from / written to the on-disk
+/// cache), but not kept in memory.
 ///
 /// ```no_run
 /// use pgraphrag_core::Retriever;
@@ -147,6 +161,7 @@ pub struct DenseRetriever {
     encoder: BertEncoder,
     opts: DenseOptions,
     cache: Option<EmbeddingCache>,
+    memo: Memo,
 }
 
 impl DenseRetriever {
@@ -182,6 +197,7 @@ impl DenseRetriever {
             encoder,
             opts,
             cache,
+            memo: RwLock::new(HashMap::new()),
         })
     }
 
@@ -198,43 +214,101 @@ impl DenseRetriever {
         self.cache.as_ref()
     }
 
-    /// Embeds documents (document pooling, through the cache), with a progress bar when
-    /// `progress` is true: call it once on a whole split so later [`rank`] calls only
-    /// encode their query.
+    /// Embeds documents (document pooling, through the cache) in length-sorted batches and
+    /// keeps their vectors in memory, with a progress bar when `progress` is true: call it
+    /// once on a whole split so later [`rank`] calls only encode their query (or nothing,
+    /// after [`DenseRetriever::warm_queries`]).
     ///
     /// [`rank`]: pgraphrag_core::Retriever::rank
     pub fn warm(&self, docs: &[&str], progress: bool) -> Result<()> {
-        encode_corpus(
-            &self.encoder,
-            self.cache.as_ref(),
-            docs,
-            self.opts.doc_pooling,
-            progress,
-        )
-        .map(|_| ())
+        self.warm_with(docs, self.opts.doc_pooling, progress)
     }
 
-    /// Query embedding (query pooling, through the cache).
+    /// Embeds queries (query pooling, through the cache) in length-sorted batches and keeps
+    /// their vectors in memory, like [`DenseRetriever::warm`] does for documents. Batching
+    /// the queries of a whole split is several times faster than encoding them one by one.
+    pub fn warm_queries(&self, queries: &[&str], progress: bool) -> Result<()> {
+        self.warm_with(queries, self.opts.query_pooling, progress)
+    }
+
+    /// How many vectors [`DenseRetriever::warm`] and [`DenseRetriever::warm_queries`] keep in
+    /// memory.
+    pub fn warmed(&self) -> usize {
+        self.memo.read().map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// Drops the vectors kept in memory (the on-disk cache is untouched).
+    pub fn clear_warmed(&self) {
+        if let Ok(mut m) = self.memo.write() {
+            m.clear();
+        }
+    }
+
+    fn warm_with(&self, texts: &[&str], pooling: Pooling, progress: bool) -> Result<()> {
+        let todo: Vec<&str> = {
+            let memo = self.memo_read()?;
+            texts
+                .iter()
+                .copied()
+                .filter(|t| !memo.contains_key(&(pooling, text_key(t))))
+                .collect()
+        };
+        if todo.is_empty() {
+            return Ok(());
+        }
+        let e = encode_corpus(&self.encoder, self.cache.as_ref(), &todo, pooling, progress)?;
+        let mut memo = self
+            .memo
+            .write()
+            .map_err(|_| Error::Compute("the in-memory embedding table is poisoned".into()))?;
+        for (i, t) in todo.iter().enumerate() {
+            memo.insert((pooling, text_key(t)), e.row(i).into());
+        }
+        Ok(())
+    }
+
+    fn memo_read(&self) -> Result<MemoGuard<'_>> {
+        self.memo
+            .read()
+            .map_err(|_| Error::Compute("the in-memory embedding table is poisoned".into()))
+    }
+
+    /// Embeds `texts` with `pooling`: warmed vectors from memory, the rest through the cache
+    /// and the encoder (one batch). One row per text, in order.
+    fn embed_with(&self, texts: &[&str], pooling: Pooling) -> Result<pgraphrag_core::Embeddings> {
+        let dim = self.encoder.dim();
+        let mut out = vec![0f32; texts.len() * dim];
+        let mut missing: Vec<usize> = Vec::new();
+        {
+            let memo = self.memo_read()?;
+            for (i, t) in texts.iter().enumerate() {
+                match memo.get(&(pooling, text_key(t))) {
+                    Some(v) => out[i * dim..(i + 1) * dim].copy_from_slice(v),
+                    None => missing.push(i),
+                }
+            }
+        }
+        if !missing.is_empty() {
+            let todo: Vec<&str> = missing.iter().map(|&i| texts[i]).collect();
+            let e = encode_corpus(&self.encoder, self.cache.as_ref(), &todo, pooling, false)?;
+            for (r, &i) in missing.iter().enumerate() {
+                out[i * dim..(i + 1) * dim].copy_from_slice(e.row(r));
+            }
+        }
+        pgraphrag_core::Embeddings::new(dim, out).map_err(|e| Error::Compute(e.to_string()))
+    }
+
+    /// Query embedding (query pooling; from memory when warmed, else through the cache).
     pub fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
-        Ok(encode_corpus(
-            &self.encoder,
-            self.cache.as_ref(),
-            &[query],
-            self.opts.query_pooling,
-            false,
-        )?
-        .into_vec())
+        Ok(self
+            .embed_with(&[query], self.opts.query_pooling)?
+            .into_vec())
     }
 
-    /// Document embeddings (document pooling, through the cache).
+    /// Document embeddings (document pooling; from memory when warmed, else through the
+    /// cache).
     pub fn embed_docs(&self, docs: &[&str]) -> Result<pgraphrag_core::Embeddings> {
-        encode_corpus(
-            &self.encoder,
-            self.cache.as_ref(),
-            docs,
-            self.opts.doc_pooling,
-            false,
-        )
+        self.embed_with(docs, self.opts.doc_pooling)
     }
 
     /// Scores every document against the query, in document order.
