@@ -80,8 +80,12 @@ pub struct Args {
     #[arg(long)]
     pub split: PathBuf,
     /// The task: text, title or rating (reviewText, reviewTitle, reviewRating also accepted).
-    #[arg(long, value_enum)]
-    pub task: TaskArg,
+    /// Several tasks (comma-separated or repeated) rank the split once per task in one run,
+    /// sharing the loaded split, the graph and the tokens (BM25 tasks run in parallel); --out
+    /// is then a folder that receives `RANKING-<split file stem>_<task>_<retriever>.json` per
+    /// task (task as the notebook names it: reviewText, reviewTitle, reviewRating).
+    #[arg(long, value_enum, value_delimiter = ',', required = true)]
+    pub task: Vec<TaskArg>,
     /// The retriever.
     #[arg(long, value_enum, default_value = "bm25")]
     pub retriever: RetrieverArg,
@@ -112,7 +116,7 @@ pub struct Args {
     /// Rank only the first N users of the split (the graph still holds the whole split).
     #[arg(long)]
     pub limit: Option<usize>,
-    /// Where to write the ranking file (JSON).
+    /// Where to write the ranking file (JSON); with several tasks, the folder for the files.
     #[arg(long)]
     pub out: PathBuf,
 }
@@ -122,7 +126,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.top == 0 {
         bail!("--top must be at least 1 (the notebook uses 5)");
     }
-    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty())
+    let mut tasks = args.task.clone();
+    tasks.dedup();
+    if tasks.len() > 1 {
+        std::fs::create_dir_all(&args.out).with_context(|| {
+            format!(
+                "creating the output folder {} (with several tasks --out is a folder)",
+                args.out.display()
+            )
+        })?;
+    } else if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty())
         && !dir.is_dir()
     {
         bail!(
@@ -168,53 +181,72 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         TieOrder::NumpyReversedArgsort
     };
-    let task: Task = args.task.into();
-    let records = match args.retriever {
-        RetrieverArg::Bm25 => {
-            let r = CachedBm25::pgraphrag().with_tie_order(ties);
-            rank_all(&split, &graph, policy, task, ProfileRanker::new(r, popts))?
+    if tasks.len() > 1 {
+        let stem = args
+            .split
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "split".into());
+        let retriever = args
+            .retriever
+            .to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default();
+        let outs: Vec<(Task, PathBuf)> = tasks
+            .iter()
+            .map(|&t| {
+                let t: Task = t.into();
+                let name = format!("RANKING-{stem}_{}_{retriever}.json", t.notebook_name());
+                (t, args.out.join(name))
+            })
+            .collect();
+        if args.retriever == RetrieverArg::Bm25 {
+            // Tokenize every review once, then rank the tasks in parallel, each with its own
+            // copy of the token cache and its own random stream (as separate runs would).
+            let mut warm = CachedBm25::pgraphrag().with_tie_order(ties);
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            warm.warm_parallel(&graph, threads);
+            let (split, graph, warm) = (&split, &graph, &warm);
+            std::thread::scope(|sc| -> anyhow::Result<()> {
+                let handles: Vec<_> = outs
+                    .iter()
+                    .map(|(task, out)| {
+                        sc.spawn(move || -> anyhow::Result<()> {
+                            let ranker = ProfileRanker::new(warm.clone(), popts);
+                            let records = rank_all(split, graph, policy, *task, ranker)?;
+                            finish(&records, graph, out, t0)
+                        })
+                    })
+                    .collect();
+                for h in handles {
+                    match h.join() {
+                        Ok(r) => r?,
+                        Err(e) => std::panic::resume_unwind(e),
+                    }
+                }
+                Ok(())
+            })?;
+        } else {
+            for (task, out) in &outs {
+                let records = rank_task(&args, &split, &graph, policy, *task, popts, ties)?;
+                finish(&records, &graph, out, t0)?;
+            }
         }
-        RetrieverArg::Bm25Lucene => {
-            let r = WithRetriever(Bm25Lucene::new(PgraphragTokenizer).with_tie_order(ties));
-            rank_all(&split, &graph, policy, task, ProfileRanker::new(r, popts))?
-        }
-        RetrieverArg::Random => {
-            // The notebook has no random ranker: draw the random review over graph order.
-            popts.random_via_ranker = false;
-            let r = WithRetriever(RandomRetriever::new(args.seed));
-            rank_all(&split, &graph, policy, task, ProfileRanker::new(r, popts))?
-        }
-        RetrieverArg::None => {
-            // Nothing is ranked; the random review is drawn over graph order.
-            popts.random_via_ranker = false;
-            let r = WithRetriever(NoRetriever);
-            rank_all(&split, &graph, policy, task, ProfileRanker::new(r, popts))?
-        }
-        RetrieverArg::Contriever => {
-            // The notebook runs Contriever without the BM25 path, so nothing is dropped.
-            popts.empty_docs = if args.clean {
-                EmptyDocs::Drop
-            } else {
-                EmptyDocs::Keep
-            };
-            popts.duplicate_texts = DuplicateTexts::Distinct;
-            popts.single_neighbor = if args.clean {
-                SingleNeighbor::Rank
-            } else {
-                SingleNeighbor::Unranked
-            };
-            let r = dense(&args, &graph)?;
-            rank_all(
-                &split,
-                &graph,
-                policy,
-                task,
-                ProfileRanker::new(WithRetriever(r), popts),
-            )?
-        }
-    };
-    write_rankings(&args.out, &records)
-        .with_context(|| format!("writing {}", args.out.display()))?;
+        return Ok(());
+    }
+    let task: Task = tasks[0].into();
+    let records = rank_task(&args, &split, &graph, policy, task, popts, ties)?;
+    finish(&records, &graph, &args.out, t0)
+}
+
+/// Writes one ranking file and prints its summary line.
+fn finish(
+    records: &[RankingRecord],
+    graph: &UserItemGraph,
+    out: &Path,
+    t0: Instant,
+) -> anyhow::Result<()> {
+    write_rankings(out, records).with_context(|| format!("writing {}", out.display()))?;
     let n = records.len().max(1) as f64;
     let mean_u = records.iter().map(|r| r.user_ratings.len()).sum::<usize>() as f64 / n;
     let mean_n = records
@@ -230,14 +262,78 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         t0.elapsed().as_secs_f64(),
         mean_u,
         mean_n,
-        args.out.display()
+        out.display()
     );
     Ok(())
+}
+
+/// Ranks one task with the chosen retriever.
+fn rank_task(
+    args: &Args,
+    split: &Split,
+    graph: &UserItemGraph,
+    policy: IdPolicy,
+    task: Task,
+    mut popts: ProfileOptions,
+    ties: TieOrder,
+) -> anyhow::Result<Vec<RankingRecord>> {
+    let records = match args.retriever {
+        RetrieverArg::Bm25 => {
+            let r = CachedBm25::pgraphrag().with_tie_order(ties);
+            rank_all(split, graph, policy, task, ProfileRanker::new(r, popts))?
+        }
+        RetrieverArg::Bm25Lucene => {
+            let r = WithRetriever(Bm25Lucene::new(PgraphragTokenizer).with_tie_order(ties));
+            rank_all(split, graph, policy, task, ProfileRanker::new(r, popts))?
+        }
+        RetrieverArg::Random => {
+            // The notebook has no random ranker: draw the random review over graph order.
+            popts.random_via_ranker = false;
+            let r = WithRetriever(RandomRetriever::new(args.seed));
+            rank_all(split, graph, policy, task, ProfileRanker::new(r, popts))?
+        }
+        RetrieverArg::None => {
+            // Nothing is ranked; the random review is drawn over graph order.
+            popts.random_via_ranker = false;
+            let r = WithRetriever(NoRetriever);
+            rank_all(split, graph, policy, task, ProfileRanker::new(r, popts))?
+        }
+        RetrieverArg::Contriever => {
+            // The notebook runs Contriever without the BM25 path, so nothing is dropped.
+            popts.empty_docs = if args.clean {
+                EmptyDocs::Drop
+            } else {
+                EmptyDocs::Keep
+            };
+            popts.duplicate_texts = DuplicateTexts::Distinct;
+            popts.single_neighbor = if args.clean {
+                SingleNeighbor::Rank
+            } else {
+                SingleNeighbor::Unranked
+            };
+            let queries: Vec<String> = split
+                .users
+                .iter()
+                .filter_map(|u| u.profile.first())
+                .map(|t| task.query(t.title.as_deref(), t.text.as_deref()))
+                .collect();
+            let r = dense(args, graph, &queries)?;
+            rank_all(
+                split,
+                graph,
+                policy,
+                task,
+                ProfileRanker::new(WithRetriever(r), popts),
+            )?
+        }
+    };
+    Ok(records)
 }
 
 fn dense(
     args: &Args,
     graph: &UserItemGraph,
+    queries: &[String],
 ) -> anyhow::Result<pgraphrag_retrieval::dense::DenseRetriever> {
     use pgraphrag_retrieval::dense::{DenseRetriever, Pooling};
     let Some(model) = args.model.as_deref() else {
@@ -271,8 +367,21 @@ fn dense(
         .map(|r| r.entry.title_text())
         .collect();
     let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
+    let t = Instant::now();
     r.warm(&refs, std::io::stderr().is_terminal())
         .context("embedding the split's documents")?;
+    let t_docs = t.elapsed().as_secs_f64();
+    // All queries in length-sorted batches up front (not one forward pass per user).
+    let q: Vec<&str> = queries.iter().map(String::as_str).collect();
+    r.warm_queries(&q, std::io::stderr().is_terminal())
+        .context("embedding the queries")?;
+    eprintln!(
+        "dense: {} documents in {t_docs:.1}s, {} queries in {:.1}s (embedding cache {})",
+        refs.len(),
+        q.len(),
+        t.elapsed().as_secs_f64() - t_docs,
+        cache.display()
+    );
     Ok(r)
 }
 

@@ -220,14 +220,30 @@ fn main() {
     for i in (1..shuffled.len()).rev() {
         shuffled.swap(i, rq.below(i as u64 + 1) as usize);
     }
+    let mut slow: Vec<(f64, f64, u32)> = Vec::with_capacity(titles.len());
     for (r, q) in &shuffled {
         let c = thread_cpu_s();
         let t = Instant::now();
         let a = g.user_top_k(*r, q, 5, p, &mut s);
+        let tu = t.elapsed().as_secs_f64() * 1e3;
         let b = g.neighbors_top_k(*r, q, 5, p, &mut s);
-        lat.push(t.elapsed().as_secs_f64() * 1e3);
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        lat.push(ms);
         cpu.push((thread_cpu_s() - c) * 1e3);
+        slow.push((ms, tu, *r));
         checksum += a.iter().chain(&b).map(|x| x.1).sum::<f64>();
+    }
+    if std::env::var_os("SCALE_DEBUG").is_some() {
+        slow.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for &(ms, tu, r) in slow.iter().take(15) {
+            let (u, i) = g.review_ends(r);
+            let q = &titles[titles.binary_search_by_key(&r, |x| x.0).unwrap_or(0)].1;
+            eprintln!(
+                "slow: {ms:.3} ms (user side {tu:.3} ms) user list {} item list {} query {q:?}",
+                g.node_reviews(Side::User, u).len(),
+                g.node_reviews(Side::Item, i).len()
+            );
+        }
     }
     lat.sort_by(f64::total_cmp);
     cpu.sort_by(f64::total_cmp);
@@ -265,12 +281,29 @@ fn main() {
     };
     let mut checked = 0;
     let mut worst: f64 = 0.0;
-    // Verify the biggest lists first (the hard cases), then others.
-    let mut order: Vec<&(u32, Vec<u32>)> = titles.iter().collect();
-    order.sort_by_key(|(r, _)| {
-        std::cmp::Reverse(g.node_reviews(Side::Item, g.review_ends(*r).1).len())
-    });
-    for (r, q) in order.iter().take(cfg.verify) {
+    // Verify the biggest lists first (the hard cases: head items and head users), then
+    // others; plus queries made only of the most frequent terms on the largest lists.
+    let mut order: Vec<(u32, Vec<u32>)> = titles.clone();
+    let size = |r: u32| {
+        let (u, i) = g.review_ends(r);
+        g.node_reviews(Side::Item, i)
+            .len()
+            .max(g.node_reviews(Side::User, u).len())
+    };
+    order.sort_by_key(|(r, _)| std::cmp::Reverse(size(*r)));
+    order.truncate(cfg.verify);
+    let heads: Vec<u32> = order.iter().take(3).map(|(r, _)| *r).collect();
+    for r in heads {
+        for q in [
+            vec![0],
+            vec![0, 0, 1],
+            vec![0, 1, 2, 3, 4, 5],
+            vec![3, 7, 7, 40],
+        ] {
+            order.push((r, q));
+        }
+    }
+    for (r, q) in &order {
         let (u, i) = g.review_ends(*r);
         for (side, node, skip) in [(Side::User, u, Side::Item), (Side::Item, i, Side::User)] {
             let list: Vec<u32> = g

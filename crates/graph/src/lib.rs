@@ -192,7 +192,8 @@ pub enum Node {
 pub struct UserItemGraph {
     opts: GraphOptions,
     graph: DiGraph<Node, ReviewId>,
-    users: HashMap<String, NodeIndex>,
+    /// User name -> (node, position in `user_order`).
+    users: HashMap<String, (NodeIndex, usize)>,
     user_order: Vec<NodeIndex>,
     items: HashMap<ItemId, NodeIndex>,
     pairs: HashMap<(NodeIndex, NodeIndex), ReviewId>,
@@ -262,10 +263,11 @@ impl UserItemGraph {
     /// Adds a review about `item` (its JSON-typed id; `entry.item` should be its text).
     pub fn insert_keyed(&mut self, entry: Entry, item: ItemId) -> Result<Inserted> {
         let u = match self.users.get(&entry.author) {
-            Some(&u) => u,
+            Some(&(u, _)) => u,
             None => {
                 let u = self.graph.add_node(Node::User(entry.author.clone()));
-                self.users.insert(entry.author.clone(), u);
+                self.users
+                    .insert(entry.author.clone(), (u, self.user_order.len()));
                 self.user_order.push(u);
                 u
             }
@@ -335,6 +337,31 @@ impl UserItemGraph {
         })
     }
 
+    /// Position of `user` in [`UserItemGraph::users`] (first-appearance order).
+    ///
+    /// ```
+    /// use pgraphrag_core::Entry;
+    /// use pgraphrag_graph::{GraphOptions, UserItemGraph};
+    /// let mut g = UserItemGraph::new(GraphOptions::default());
+    /// for (i, u) in ["b", "a", "b"].iter().enumerate() {
+    ///     g.insert(Entry { id: i, author: u.to_string(), item: format!("p{i}"), ..Default::default() });
+    /// }
+    /// assert_eq!(g.user_position("a"), Some(1));
+    /// assert_eq!(g.user_at(0), Some("b"));
+    /// assert_eq!(g.user_position("z"), None);
+    /// ```
+    pub fn user_position(&self, user: &str) -> Option<usize> {
+        self.users.get(user).map(|&(_, p)| p)
+    }
+
+    /// The user at position `i` of [`UserItemGraph::users`].
+    pub fn user_at(&self, i: usize) -> Option<&str> {
+        self.user_order.get(i).and_then(|&n| match &self.graph[n] {
+            Node::User(u) => Some(u.as_str()),
+            Node::Item(_) => None,
+        })
+    }
+
     /// Whether `user` has any review.
     pub fn has_user(&self, user: &str) -> bool {
         self.users.contains_key(user)
@@ -372,7 +399,7 @@ impl UserItemGraph {
     /// Every review by `user`, in slot order (empty for an unknown user).
     pub fn user_reviews(&self, user: &str) -> Vec<ReviewId> {
         match self.users.get(user) {
-            Some(&u) => self.sorted_edges(u, Direction::Outgoing, |_| true),
+            Some(&(u, _)) => self.sorted_edges(u, Direction::Outgoing, |_| true),
             None => Vec::new(),
         }
     }
@@ -388,7 +415,7 @@ impl UserItemGraph {
     /// The reviews of `user` and the target `item` (normally one: the target review).
     pub fn target_reviews(&self, user: &str, item: &ItemId) -> Vec<ReviewId> {
         match (self.users.get(user), self.items.get(item)) {
-            (Some(&u), Some(&i)) => self.sorted_edges(u, Direction::Outgoing, |t| t == i),
+            (Some(&(u, _)), Some(&i)) => self.sorted_edges(u, Direction::Outgoing, |t| t == i),
             _ => Vec::new(),
         }
     }
@@ -396,7 +423,7 @@ impl UserItemGraph {
     /// The profile of `user` for the target `item` in `scope`, in slot order (user reviews
     /// first for [`Scope::Both`]). Never contains a review of `item` by `user`.
     pub fn profile(&self, user: &str, item: &ItemId, scope: Scope) -> Vec<ReviewId> {
-        let u = self.users.get(user).copied();
+        let u = self.users.get(user).map(|&(u, _)| u);
         let i = self.items.get(item).copied();
         let mine = || match u {
             Some(u) => self.sorted_edges(u, Direction::Outgoing, |t| Some(t) != i),

@@ -9,8 +9,11 @@
 //! with term frequencies), the total document length and a histogram of document frequencies.
 //! A query then fits the *exact* same BM25 as rank_bm25 would on the candidate list by
 //! subtracting the excluded reviews' contributions (document count, lengths, per-term df, the
-//! idf sum behind `average_idf`), and scores only the postings of the query terms with
-//! term-at-a-time max-score pruning. Small nodes are scored by brute force over their reviews.
+//! idf sum behind `average_idf`). Postings are grouped into impact segments (same term
+//! frequency and document length, or buckets of them) whose bounds order an exact
+//! three-phase search: impact-ordered accumulation until no review left out can reach the
+//! top k, completion of the visited reviews' scores, and exact rescoring of the few that can
+//! (see `docs/graph.md`). Small nodes are scored by brute force over their reviews.
 //!
 //! Scores equal rank_bm25's up to floating-point summation order (≈1e-12 relative); among equal
 //! scores the earlier review (graph order) comes first.
@@ -70,28 +73,55 @@ struct NodeSide {
 struct NodeIndex {
     /// Sorted distinct terms of the node.
     terms: Vec<u32>,
-    /// Postings of `terms[i]` are `post_doc[post_off[i]..post_off[i+1]]` (local review
-    /// positions, ascending) with `post_tf`.
+    /// Postings of `terms[i]` are positions `post_off[i]..post_off[i+1]` of `post_local`
+    /// (local review positions) and `post_tf` (term frequencies), grouped into impact
+    /// segments.
     post_off: Vec<u32>,
-    post_doc: Vec<u32>,
+    post_local: Vec<u32>,
     post_tf: Vec<u32>,
+    /// Length of each review of the node, by local position.
+    dl: Vec<u32>,
+    /// Segments of `terms[i]` are `segs[seg_off[i]..seg_off[i+1]]`, in descending order of
+    /// their bound at the node's own average document length.
+    seg_off: Vec<u32>,
+    segs: Vec<Segment>,
     /// (df, number of terms with that df), ascending df.
     df_hist: Vec<(u32, u32)>,
+}
+
+/// A run of postings of one term whose term frequencies are at most `tf_max` and whose
+/// documents have at least `dl_min` tokens, so that `w * g(tf_max, dl_min)` bounds the
+/// term's contribution to each of them. The run ends at posting `end` (exclusive); it starts
+/// where the previous segment of the term ends (or at the term's first posting).
+/// When `uniform`, every posting of the run has exactly that tf and length, so the bound is
+/// each posting's contribution.
+#[derive(Debug, Clone, Copy, Default)]
+struct Segment {
+    tf_max: u32,
+    dl_min: u32,
+    end: u32,
+    uniform: bool,
 }
 
 /// Reusable per-thread scratch space for queries (sized to the largest node).
 #[derive(Debug, Default)]
 pub struct Scratch {
     acc: Vec<f64>,
+    kbuf: Vec<f64>,
+    touched: Vec<u32>,
     stamp: Vec<u32>,
     excl: Vec<u32>,
     gen_: u32,
-    touched: Vec<u32>,
+    /// Per query term and segment: the largest bound of this and the later segments.
+    head: Vec<f64>,
+    /// Per query term: (next segment, end segment, offset in `head`).
+    cursor: Vec<(usize, usize, usize)>,
+    heap: std::collections::BinaryHeap<Cand>,
 }
 
 impl Scratch {
     fn next_gen(&mut self, n: usize) -> u32 {
-        if self.acc.len() < n {
+        if self.stamp.len() < n {
             self.acc.resize(n, 0.0);
             self.stamp.resize(n, 0);
             self.excl.resize(n, 0);
@@ -104,6 +134,51 @@ impl Scratch {
         }
         self.touched.clear();
         self.gen_
+    }
+}
+
+/// A scored candidate: (score, local position, review id). Ordered so that the *worse*
+/// candidate is the greater one (lower score, then later position): a max-heap of `Cand`
+/// keeps the current k-th best on top.
+#[derive(Debug, Clone, Copy)]
+struct Cand(f64, u32, u32);
+
+impl PartialEq for Cand {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == std::cmp::Ordering::Equal
+    }
+}
+impl Eq for Cand {}
+impl PartialOrd for Cand {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Cand {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        o.0.total_cmp(&self.0).then(self.1.cmp(&o.1))
+    }
+}
+
+/// Bucket of a term frequency for segmenting: exact below 16, then 4 per octave.
+#[inline]
+fn tf_bucket(tf: u32) -> u32 {
+    if tf < 16 {
+        tf
+    } else {
+        let e = 31 - tf.leading_zeros();
+        16 + (e - 4) * 4 + ((tf >> (e - 2)) & 3)
+    }
+}
+
+/// Bucket of a document length for segmenting: exact below 64, then 8 per octave.
+#[inline]
+fn dl_bucket(dl: u32) -> u32 {
+    if dl < 64 {
+        dl
+    } else {
+        let e = 31 - dl.leading_zeros();
+        64 + (e - 6) * 8 + ((dl >> (e - 3)) & 7)
     }
 }
 
@@ -126,6 +201,13 @@ pub struct TokenGraph {
 fn idf_raw(n: f64, df: f64) -> f64 {
     // rank_bm25: math.log(corpus_size - freq + 0.5) - math.log(freq + 0.5)
     (n - df + 0.5).ln() - (df + 0.5).ln()
+}
+
+/// rank_bm25's term-frequency part `tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))`.
+#[inline]
+fn tf_part(tf: u32, dl: u32, k1: f64, b: f64, avgdl: f64) -> f64 {
+    let tf = f64::from(tf);
+    tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * f64::from(dl) / avgdl))
 }
 
 impl TokenGraph {
@@ -197,7 +279,9 @@ impl TokenGraph {
         let mut total_len = vec![0u64; nodes];
         let mut index_of = vec![u32::MAX; nodes];
         let mut idx = Vec::new();
-        let mut pairs: Vec<(u64, u32)> = Vec::new();
+        // (term << 32 | segment key, local position, tf); the segment key orders by
+        // descending tf bucket, then ascending length bucket.
+        let mut pairs: Vec<(u64, u32, u32)> = Vec::new();
         for v in 0..nodes {
             let rs = &reviews[off[v] as usize..off[v + 1] as usize];
             total_len[v] = rs
@@ -213,44 +297,19 @@ impl TokenGraph {
                     self.fwd_off[r as usize] as usize,
                     self.fwd_off[r as usize + 1] as usize,
                 );
+                let dlb = u64::from(dl_bucket(self.doc_len[r as usize]));
                 for k in a..b {
-                    pairs.push((
-                        (u64::from(self.fwd_term[k]) << 32) | local as u64,
-                        self.fwd_tf[k],
-                    ));
+                    let tf = self.fwd_tf[k];
+                    let key = (u64::from(self.fwd_term[k]) << 32)
+                        | (u64::from(255 - tf_bucket(tf).min(255)) << 16)
+                        | dlb;
+                    pairs.push((key, local as u32, tf));
                 }
             }
-            pairs.sort_unstable_by_key(|p| p.0);
-            let mut ni = NodeIndex::default();
-            let mut dfs: Vec<u32> = Vec::new();
-            for (i, &(key, tf)) in pairs.iter().enumerate() {
-                let term = (key >> 32) as u32;
-                if i == 0 || (pairs[i - 1].0 >> 32) as u32 != term {
-                    if !ni.terms.is_empty() {
-                        dfs.push(ni.post_doc.len() as u32 - *ni.post_off.last().unwrap_or(&0));
-                    }
-                    ni.terms.push(term);
-                    ni.post_off.push(ni.post_doc.len() as u32);
-                }
-                ni.post_doc.push(key as u32);
-                ni.post_tf.push(tf);
-            }
-            if !ni.terms.is_empty() {
-                dfs.push(ni.post_doc.len() as u32 - *ni.post_off.last().unwrap_or(&0));
-            }
-            ni.post_off.push(ni.post_doc.len() as u32);
-            dfs.sort_unstable();
-            for d in dfs {
-                match ni.df_hist.last_mut() {
-                    Some((x, c)) if *x == d => *c += 1,
-                    _ => ni.df_hist.push((d, 1)),
-                }
-            }
-            ni.terms.shrink_to_fit();
-            ni.post_doc.shrink_to_fit();
-            ni.post_tf.shrink_to_fit();
-            index_of[v] = idx.len() as u32;
-            idx.push(ni);
+            pairs.sort_unstable();
+            let avgdl = total_len[v] as f64 / rs.len() as f64;
+            idx.push(self.node_index(rs, &pairs, avgdl));
+            index_of[v] = (idx.len() - 1) as u32;
         }
         NodeSide {
             off,
@@ -259,6 +318,85 @@ impl TokenGraph {
             index_of,
             idx,
         }
+    }
+
+    /// Postings shorter than this form a single segment.
+    const SEGMENT_MIN_DF: usize = 16;
+
+    /// The inverted index of one node from its sorted (key, local, tf) pairs.
+    fn node_index(&self, rs: &[u32], pairs: &[(u64, u32, u32)], avgdl: f64) -> NodeIndex {
+        let p = Bm25Params::default();
+        let mut ni = NodeIndex::default();
+        ni.post_off.push(0);
+        ni.seg_off.push(0);
+        let mut dfs: Vec<u32> = Vec::new();
+        ni.dl = rs.iter().map(|&r| self.doc_len[r as usize]).collect();
+        // (bound at the node's avgdl, first pair, end pair, tf_max, dl_min, uniform).
+        let mut segs: Vec<(f64, usize, usize, u32, u32, bool)> = Vec::new();
+        let mut a = 0;
+        while a < pairs.len() {
+            let term = (pairs[a].0 >> 32) as u32;
+            let mut e = a + 1;
+            while e < pairs.len() && (pairs[e].0 >> 32) as u32 == term {
+                e += 1;
+            }
+            dfs.push((e - a) as u32);
+            segs.clear();
+            let mut s0 = a;
+            while s0 < e {
+                let mut s1 = s0 + 1;
+                if e - a < Self::SEGMENT_MIN_DF {
+                    s1 = e;
+                } else {
+                    while s1 < e && pairs[s1].0 == pairs[s0].0 {
+                        s1 += 1;
+                    }
+                }
+                let mut tf_max = 0;
+                let mut dl_min = u32::MAX;
+                let mut uniform = true;
+                for &(_, local, tf) in &pairs[s0..s1] {
+                    let dl = ni.dl[local as usize];
+                    if tf_max != 0 && (tf != tf_max || dl != dl_min) {
+                        uniform = false;
+                    }
+                    tf_max = tf_max.max(tf);
+                    dl_min = dl_min.min(dl);
+                }
+                let bound = tf_part(tf_max, dl_min, p.k1, p.b, avgdl);
+                segs.push((bound, s0, s1, tf_max, dl_min, uniform));
+                s0 = s1;
+            }
+            segs.sort_by(|x, y| y.0.total_cmp(&x.0));
+            for &(_, s0, s1, tf_max, dl_min, uniform) in &segs {
+                for &(_, local, tf) in &pairs[s0..s1] {
+                    ni.post_local.push(local);
+                    ni.post_tf.push(tf);
+                }
+                ni.segs.push(Segment {
+                    tf_max,
+                    dl_min,
+                    end: ni.post_local.len() as u32,
+                    uniform,
+                });
+            }
+            ni.terms.push(term);
+            ni.post_off.push(ni.post_local.len() as u32);
+            ni.seg_off.push(ni.segs.len() as u32);
+            a = e;
+        }
+        dfs.sort_unstable();
+        for d in dfs {
+            match ni.df_hist.last_mut() {
+                Some((x, c)) if *x == d => *c += 1,
+                _ => ni.df_hist.push((d, 1)),
+            }
+        }
+        ni.terms.shrink_to_fit();
+        ni.post_local.shrink_to_fit();
+        ni.post_tf.shrink_to_fit();
+        ni.segs.shrink_to_fit();
+        ni
     }
 
     /// A scratch buffer big enough for any node of this graph.
@@ -315,8 +453,8 @@ impl TokenGraph {
         s: &mut Scratch,
     ) -> Vec<(u32, f64)> {
         let (u, i) = self.review_ends(target);
-        let excl: Vec<u32> =
-            self.local_positions(Side::User, u, |r| self.review_item[r as usize] == i);
+        let list = self.node_reviews(Side::User, u);
+        let excl = self.pair_positions(u, i, list);
         self.top_k(Side::User, u, &excl, query, k, p, s)
     }
 
@@ -331,25 +469,25 @@ impl TokenGraph {
         s: &mut Scratch,
     ) -> Vec<(u32, f64)> {
         let (u, i) = self.review_ends(target);
-        // The author's reviews of the item, found through the (usually short) user list, then
-        // located in the item's list by binary search (lists are in review order).
-        let item_list = self.node_reviews(Side::Item, i);
-        let mut excl: Vec<u32> = self
-            .node_reviews(Side::User, u)
-            .iter()
-            .filter(|&&r| self.review_item[r as usize] == i)
-            .filter_map(|r| item_list.binary_search(r).ok().map(|x| x as u32))
-            .collect();
-        excl.sort_unstable();
+        let list = self.node_reviews(Side::Item, i);
+        let excl = self.pair_positions(u, i, list);
         self.top_k(Side::Item, i, &excl, query, k, p, s)
     }
 
-    fn local_positions(&self, side: Side, node: u32, pred: impl Fn(u32) -> bool) -> Vec<u32> {
-        self.node_reviews(side, node)
+    /// Positions in `list` (a user's or an item's reviews) of the reviews by user `u` of item
+    /// `i`, ascending. Scans the shorter of the two review lists, then binary-searches `list`
+    /// (all lists are in review order).
+    fn pair_positions(&self, u: u32, i: u32, list: &[u32]) -> Vec<u32> {
+        let ul = self.node_reviews(Side::User, u);
+        let il = self.node_reviews(Side::Item, i);
+        let pair = |r: &&u32| -> bool {
+            self.review_user[**r as usize] == u && self.review_item[**r as usize] == i
+        };
+        let shorter = if ul.len() <= il.len() { ul } else { il };
+        shorter
             .iter()
-            .enumerate()
-            .filter(|(_, r)| pred(**r))
-            .map(|(i, _)| i as u32)
+            .filter(pair)
+            .filter_map(|r| list.binary_search(r).ok().map(|x| x as u32))
             .collect()
     }
 
@@ -563,76 +701,179 @@ impl TokenGraph {
             }
         }
         qt.retain(|x| x.1 != 0.0);
-        let all_pos = qt.iter().all(|x| x.1 > 0.0);
-        let ub = |w: f64| w * (p.k1 + 1.0);
-        // Highest upper bound first.
-        qt.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let mut remaining: f64 = qt.iter().map(|x| ub(x.1)).sum();
-        let mut pruning = false;
-        let k1 = p.k1;
-        let b = p.b;
-        let tfn = |tf: u32, r: u32| {
-            let tf = f64::from(tf);
-            let dl = f64::from(self.doc_len[r as usize]);
-            tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * dl / avgdl))
+        // Every document is scored in the same (term id) order, whichever term found it.
+        qt.sort_unstable_by_key(|x| x.0);
+        let (k1, b) = (p.k1, p.b);
+        // The segment bounds hold (and the early stop is exact) only when every contribution
+        // is non-negative and monotone in tf and document length; otherwise visit everything.
+        let prune = qt.iter().all(|x| x.1 > 0.0 && x.1.is_finite())
+            && k1 > 0.0
+            && k1.is_finite()
+            && (0.0..=1.0).contains(&b)
+            && avgdl.is_finite()
+            && avgdl > 0.0;
+        let score_of = |r: u32| -> f64 {
+            let (a, e) = (
+                self.fwd_off[r as usize] as usize,
+                self.fwd_off[r as usize + 1] as usize,
+            );
+            let terms = &self.fwd_term[a..e];
+            let dl = self.doc_len[r as usize];
+            let mut score = 0.0;
+            for &(t, w, _) in &qt {
+                if let Ok(j) = terms.binary_search(&t) {
+                    score += w * tf_part(self.fwd_tf[a + j], dl, k1, b, avgdl);
+                }
+            }
+            score
         };
-        for (qi, &(_, w, ti)) in qt.iter().enumerate() {
-            let (a, e) = (ni.post_off[ti] as usize, ni.post_off[ti + 1] as usize);
-            let docs = &ni.post_doc[a..e];
-            let tfs = &ni.post_tf[a..e];
-            remaining -= ub(w);
-            if !pruning {
-                for (j, &l) in docs.iter().enumerate() {
-                    let li = l as usize;
-                    if s.excl[li] == gen_ {
-                        continue;
-                    }
-                    if s.stamp[li] != gen_ {
-                        s.stamp[li] = gen_;
-                        s.acc[li] = 0.0;
-                        s.touched.push(l);
-                    }
-                    s.acc[li] += w * tfn(tfs[j], list[li]);
+        // Per query term, the bound of each segment at this avgdl, as a suffix maximum: the
+        // head of a term bounds its contribution to every document not yet visited.
+        s.head.clear();
+        s.cursor.clear();
+        for &(_, w, ti) in &qt {
+            let (s0, s1) = (ni.seg_off[ti] as usize, ni.seg_off[ti + 1] as usize);
+            let base = s.head.len();
+            s.head.extend(
+                ni.segs[s0..s1]
+                    .iter()
+                    .map(|g| w * tf_part(g.tf_max, g.dl_min, k1, b, avgdl)),
+            );
+            for j in (base..s.head.len().saturating_sub(1)).rev() {
+                if s.head[j] < s.head[j + 1] {
+                    s.head[j] = s.head[j + 1];
                 }
-                // Can a review not yet touched still reach the top k?
-                if all_pos && s.touched.len() >= k && qi + 1 < qt.len() {
-                    let theta = kth_largest(&s.touched, &s.acc, k);
-                    if remaining < theta {
-                        pruning = true;
-                    }
-                }
-            } else if docs.len() <= s.touched.len() * 8 {
-                for (j, &l) in docs.iter().enumerate() {
-                    let li = l as usize;
-                    if s.stamp[li] == gen_ && s.excl[li] != gen_ {
-                        s.acc[li] += w * tfn(tfs[j], list[li]);
-                    }
-                }
-            } else {
-                for &l in &s.touched {
-                    if let Ok(j) = docs.binary_search(&l) {
-                        let li = l as usize;
-                        s.acc[li] += w * tfn(tfs[j], list[li]);
+            }
+            s.cursor.push((s0, s1, base));
+        }
+        // Phase 1: visit segments, the one with the highest bound first, adding each
+        // posting's contribution to its review's partial score, until the best score a
+        // review not yet visited can reach is below the k-th best partial score (a lower
+        // bound of the k-th best score).
+        let mut stopped = false;
+        let mut theta = f64::NEG_INFINITY;
+        let mut since = 0usize;
+        let mut threshold;
+        loop {
+            threshold = 0.0;
+            let mut best: Option<(usize, f64)> = None;
+            for (qi, &(j, e, base)) in s.cursor.iter().enumerate() {
+                if j < e {
+                    let h = s.head[base + j - ni.seg_off[qt[qi].2] as usize];
+                    threshold += h;
+                    if best.is_none_or(|(_, bh)| h > bh) {
+                        best = Some((qi, h));
                     }
                 }
             }
-        }
-        let mut out: Vec<(u32, f64, u32)> = s
-            .touched
-            .iter()
-            .map(|&l| (list[l as usize], s.acc[l as usize], l))
-            .collect();
-        if !pruning {
-            // Every untouched candidate scores exactly 0. With positive weights they only fill
-            // up to k (in review order); with negative ones any of them may outrank a touched one.
-            let need = if all_pos {
-                k.saturating_sub(out.len())
-            } else {
-                usize::MAX
+            let Some((qi, _)) = best else {
+                threshold = 0.0;
+                break; // every posting of every query term visited
             };
+            if prune && s.touched.len() >= k {
+                if threshold * (1.0 + 1e-9) >= theta && since >= s.touched.len() {
+                    theta = kth_largest(&s.touched, &s.acc, k, &mut s.kbuf);
+                    since = 0;
+                }
+                if threshold * (1.0 + 1e-9) < theta {
+                    stopped = true;
+                    break;
+                }
+            }
+            let (j, _, _) = s.cursor[qi];
+            let (ti, w) = (qt[qi].2, qt[qi].1);
+            let start = if j == ni.seg_off[ti] as usize {
+                ni.post_off[ti] as usize
+            } else {
+                ni.segs[j - 1].end as usize
+            };
+            let seg = ni.segs[j];
+            let end = seg.end as usize;
+            let uniform = seg
+                .uniform
+                .then(|| w * tf_part(seg.tf_max, seg.dl_min, k1, b, avgdl));
+            for (&l, &tf) in ni.post_local[start..end]
+                .iter()
+                .zip(&ni.post_tf[start..end])
+            {
+                let li = l as usize;
+                if s.excl[li] == gen_ {
+                    continue;
+                }
+                if s.stamp[li] != gen_ {
+                    s.stamp[li] = gen_;
+                    s.acc[li] = 0.0;
+                    s.touched.push(l);
+                }
+                s.acc[li] += match uniform {
+                    Some(c) => c,
+                    None => w * tf_part(tf, ni.dl[li], k1, b, avgdl),
+                };
+            }
+            since += end - start;
+            s.cursor[qi].0 += 1;
+        }
+        // Phase 2: no review outside `touched` can reach the top k; complete their partial
+        // scores with the segments not visited yet.
+        if stopped {
+            for qi in 0..qt.len() {
+                let (j0, e, _) = s.cursor[qi];
+                let (ti, w) = (qt[qi].2, qt[qi].1);
+                for j in j0..e {
+                    let start = if j == ni.seg_off[ti] as usize {
+                        ni.post_off[ti] as usize
+                    } else {
+                        ni.segs[j - 1].end as usize
+                    };
+                    let seg = ni.segs[j];
+                    let end = seg.end as usize;
+                    let uniform = seg
+                        .uniform
+                        .then(|| w * tf_part(seg.tf_max, seg.dl_min, k1, b, avgdl));
+                    for (&l, &tf) in ni.post_local[start..end]
+                        .iter()
+                        .zip(&ni.post_tf[start..end])
+                    {
+                        let li = l as usize;
+                        if s.stamp[li] == gen_ && s.excl[li] != gen_ {
+                            s.acc[li] += match uniform {
+                                Some(c) => c,
+                                None => w * tf_part(tf, ni.dl[li], k1, b, avgdl),
+                            };
+                        }
+                    }
+                }
+            }
+            threshold = 0.0;
+        }
+        // Phase 3: the exact score (every query term, in a fixed order) of each review whose
+        // complete partial score reaches the k-th best (up to rounding).
+        if prune && s.touched.len() >= k {
+            theta = kth_largest(&s.touched, &s.acc, k, &mut s.kbuf);
+        } else {
+            theta = f64::NEG_INFINITY;
+        }
+        s.heap.clear();
+        for &l in &s.touched {
+            let li = l as usize;
+            if prune && (s.acc[li] + threshold) * (1.0 + 1e-9) < theta {
+                continue;
+            }
+            let r = list[li];
+            let c = Cand(score_of(r), l, r);
+            if s.heap.len() < k {
+                s.heap.push(c);
+            } else if s.heap.peek().is_some_and(|worst| c < *worst) {
+                s.heap.pop();
+                s.heap.push(c);
+            }
+        }
+        let mut out: Vec<(u32, f64, u32)> = s.heap.drain().map(|c| (c.2, c.0, c.1)).collect();
+        if !stopped {
+            // Every candidate not visited scores exactly 0: the earliest k of them compete.
             let mut added = 0;
             for (li, &r) in list.iter().enumerate() {
-                if added >= need {
+                if added >= k {
                     break;
                 }
                 if s.stamp[li] != gen_ && s.excl[li] != gen_ {
@@ -653,8 +894,9 @@ fn degree_max(s: &NodeSide) -> usize {
         .unwrap_or(0)
 }
 
-fn kth_largest(touched: &[u32], acc: &[f64], k: usize) -> f64 {
-    let mut v: Vec<f64> = touched.iter().map(|&l| acc[l as usize]).collect();
+fn kth_largest(touched: &[u32], acc: &[f64], k: usize, v: &mut Vec<f64>) -> f64 {
+    v.clear();
+    v.extend(touched.iter().map(|&l| acc[l as usize]));
     let i = k - 1;
     v.select_nth_unstable_by(i, |a, b| b.total_cmp(a));
     v[i]

@@ -87,10 +87,16 @@ proptest! {
         revs in proptest::collection::vec((0u32..4, 0u32..3, proptest::collection::vec(0u32..25, 0..12)), 1..220),
         query in proptest::collection::vec(0u32..30, 0..6),
         k in 1usize..8,
+        params in prop_oneof![
+            3 => Just(Bm25Params::default()),
+            // Other k1/b, and a negative epsilon (negative weights disable pruning).
+            1 => (0.2f64..3.0, 0.0f64..1.0, -1.0f64..1.0)
+                .prop_map(|(k1, b, epsilon)| Bm25Params { k1, b, epsilon }),
+        ],
     ) {
         let reviews: Vec<TokenReview> = revs.iter().map(|(u, i, t)| TokenReview { user: *u, item: *i, tokens: t.clone() }).collect();
         let g = TokenGraph::build(reviews.clone()).unwrap();
-        let p = Bm25Params::default();
+        let p = params;
         let mut s = g.scratch();
         for target in 0..reviews.len() as u32 {
             let (u, i) = g.review_ends(target);

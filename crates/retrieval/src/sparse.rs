@@ -28,7 +28,7 @@
 //! ```
 
 mod baseline;
-mod interner;
+pub(crate) mod interner;
 mod lucene;
 mod okapi;
 mod retriever;

@@ -45,7 +45,6 @@ pub(crate) struct Interner {
 
 impl Interner {
     /// Number of distinct strings.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.spans.len()
     }
