@@ -714,73 +714,76 @@ impl GgufModel {
                 .map(|_| Err(LlmError::InvalidParams("not the native engine".into())))
                 .collect();
         };
-        let mut results: Vec<Option<Result<Generation>>> = (0..n).map(|_| None).collect();
-        // Prompts, one at a time.
-        let mut live: Vec<(usize, crate::native::Seq, SeqGen, u32)> = Vec::new();
-        for (i, ids) in lists.into_iter().enumerate() {
-            let ids = match self.fit_context(ids, params.max_tokens) {
-                Ok(v) => v,
-                Err(e) => {
-                    results[i] = Some(Err(e));
+        let pool = model.pool();
+        pool.install(move || {
+            let mut results: Vec<Option<Result<Generation>>> = (0..n).map(|_| None).collect();
+            // Prompts, one at a time.
+            let mut live: Vec<(usize, crate::native::Seq, SeqGen, u32)> = Vec::new();
+            for (i, ids) in lists.into_iter().enumerate() {
+                let ids = match self.fit_context(ids, params.max_tokens) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        results[i] = Some(Err(e));
+                        continue;
+                    }
+                };
+                let mut st = SeqGen::new(ids.len(), params);
+                if params.max_tokens == 0 {
+                    results[i] = Some(Ok(st.out));
                     continue;
                 }
-            };
-            let mut st = SeqGen::new(ids.len(), params);
-            if params.max_tokens == 0 {
-                results[i] = Some(Ok(st.out));
-                continue;
-            }
-            model.reserve(ids.len() + params.max_tokens + 1);
-            let mut seq = model.new_seq();
-            let step = model
-                .step(&mut [&mut seq], &[&ids])
-                .map_err(|e| LlmError::Model {
-                    context: format!("processing the {}-token prompt", ids.len()),
-                    source: candle_core::Error::Msg(e),
-                })
-                .and_then(|mut l| logits_tensor(l.pop().unwrap_or_default()))
-                .and_then(|l| st.push(self, &l));
-            match step {
-                Ok(Some(next)) => live.push((i, seq, st, next)),
-                Ok(None) => results[i] = Some(Ok(st.out)),
-                Err(e) => results[i] = Some(Err(e)),
-            }
-        }
-        // Then decode all live sequences together.
-        while !live.is_empty() {
-            let toks: Vec<[u32; 1]> = live.iter().map(|l| [l.3]).collect();
-            let tok_refs: Vec<&[u32]> = toks.iter().map(|t| t.as_slice()).collect();
-            let mut seqs: Vec<&mut crate::native::Seq> =
-                live.iter_mut().map(|l| &mut l.1).collect();
-            let step = model.step(&mut seqs, &tok_refs);
-            drop(seqs);
-            let logits = match step {
-                Ok(l) => l,
-                Err(e) => {
-                    for (i, _, st, _) in live.drain(..) {
-                        results[i] = Some(Err(LlmError::Model {
-                            context: format!("decoding at position {}", st.pos),
-                            source: candle_core::Error::Msg(e.clone()),
-                        }));
-                    }
-                    break;
-                }
-            };
-            let mut next_live = Vec::with_capacity(live.len());
-            for ((i, seq, mut st, _), l) in live.drain(..).zip(logits) {
-                st.pos += 1;
-                match logits_tensor(l).and_then(|l| st.push(self, &l)) {
-                    Ok(Some(next)) => next_live.push((i, seq, st, next)),
+                model.reserve(ids.len() + params.max_tokens + 1);
+                let mut seq = model.new_seq();
+                let step = model
+                    .step(&mut [&mut seq], &[&ids])
+                    .map_err(|e| LlmError::Model {
+                        context: format!("processing the {}-token prompt", ids.len()),
+                        source: candle_core::Error::Msg(e),
+                    })
+                    .and_then(|mut l| logits_tensor(l.pop().unwrap_or_default()))
+                    .and_then(|l| st.push(self, &l));
+                match step {
+                    Ok(Some(next)) => live.push((i, seq, st, next)),
                     Ok(None) => results[i] = Some(Ok(st.out)),
                     Err(e) => results[i] = Some(Err(e)),
                 }
             }
-            live = next_live;
-        }
-        results
-            .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(LlmError::InvalidParams("no result".into()))))
-            .collect()
+            // Then decode all live sequences together.
+            while !live.is_empty() {
+                let toks: Vec<[u32; 1]> = live.iter().map(|l| [l.3]).collect();
+                let tok_refs: Vec<&[u32]> = toks.iter().map(|t| t.as_slice()).collect();
+                let mut seqs: Vec<&mut crate::native::Seq> =
+                    live.iter_mut().map(|l| &mut l.1).collect();
+                let step = model.step(&mut seqs, &tok_refs);
+                drop(seqs);
+                let logits = match step {
+                    Ok(l) => l,
+                    Err(e) => {
+                        for (i, _, st, _) in live.drain(..) {
+                            results[i] = Some(Err(LlmError::Model {
+                                context: format!("decoding at position {}", st.pos),
+                                source: candle_core::Error::Msg(e.clone()),
+                            }));
+                        }
+                        break;
+                    }
+                };
+                let mut next_live = Vec::with_capacity(live.len());
+                for ((i, seq, mut st, _), l) in live.drain(..).zip(logits) {
+                    st.pos += 1;
+                    match logits_tensor(l).and_then(|l| st.push(self, &l)) {
+                        Ok(Some(next)) => next_live.push((i, seq, st, next)),
+                        Ok(None) => results[i] = Some(Ok(st.out)),
+                        Err(e) => results[i] = Some(Err(e)),
+                    }
+                }
+                live = next_live;
+            }
+            results
+                .into_iter()
+                .map(|r| r.unwrap_or_else(|| Err(LlmError::InvalidParams("no result".into()))))
+                .collect()
+        })
     }
 
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, Weights>> {

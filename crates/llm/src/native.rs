@@ -569,6 +569,10 @@ pub(crate) struct NativeLlama {
     cos: Vec<f32>,
     sin: Vec<f32>,
     k: Kernels,
+    /// The threads of this model. Work runs inside [`Self::install`], so the calling thread
+    /// is one of the pool's workers and each parallel region is a cheap fork-join instead of
+    /// a hand-off to sleeping threads.
+    pool: std::sync::Arc<rayon::ThreadPool>,
 }
 
 /// The state of one sequence: its KV cache and length.
@@ -735,12 +739,24 @@ impl NativeLlama {
             cos: Vec::new(),
             sin: Vec::new(),
             k: kernels::best(),
+            pool: std::sync::Arc::new(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(rayon::current_num_threads())
+                    .thread_name(|i| format!("pgraphrag-native-{i}"))
+                    .build()
+                    .map_err(|e| invalid(path, format!("starting the worker threads: {e}")))?,
+            ),
         })
     }
 
     /// Vocabulary size (rows of the embedding matrix).
     pub(crate) fn vocab(&self) -> usize {
         self.cfg.vocab
+    }
+
+    /// The model's thread pool (run generation inside `pool.install`).
+    pub(crate) fn pool(&self) -> std::sync::Arc<rayon::ThreadPool> {
+        self.pool.clone()
     }
 
     /// Empties the single-sequence KV cache.
@@ -767,7 +783,8 @@ impl NativeLlama {
         let end = self.seq.len + tokens.len();
         self.ensure_rope(end);
         let mut seq = std::mem::take(&mut self.seq);
-        let r = self.step(&mut [&mut seq], &[tokens]);
+        let pool = self.pool.clone();
+        let r = pool.install(|| self.step(&mut [&mut seq], &[tokens]));
         self.seq = seq;
         r.map(|mut v| v.pop().unwrap_or_default())
     }
