@@ -816,9 +816,9 @@ impl TokenGraph {
         // Phase 2: no review outside `touched` can reach the top k; complete their partial
         // scores with the segments not visited yet.
         if stopped {
-            for qi in 0..qt.len() {
+            for (qi, q) in qt.iter().enumerate() {
                 let (j0, e, _) = s.cursor[qi];
-                let (ti, w) = (qt[qi].2, qt[qi].1);
+                let (ti, w) = (q.2, q.1);
                 for j in j0..e {
                     let start = if j == ni.seg_off[ti] as usize {
                         ni.post_off[ti] as usize

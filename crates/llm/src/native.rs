@@ -22,6 +22,9 @@
 //! SiLU-gated MLP, output weights tied to the embeddings when `output.weight` is absent.
 //! Mixture-of-experts llama files are not supported here (use the candle engine).
 
+// The kernels index several fixed-size arrays in lockstep; that is clearer than zipped iterators.
+#![allow(clippy::needless_range_loop)]
+
 use std::io::{Read, Seek};
 use std::path::Path;
 
@@ -108,7 +111,7 @@ impl QRows {
         };
         let bad = |what: &str| invalid(path, format!("tensor `{name}`: {what}"));
         let data = match qt.dtype() {
-            GgmlDType::Q4_1 | GgmlDType::Q8_0 if cols % QK == 0 => {
+            GgmlDType::Q4_1 | GgmlDType::Q8_0 if cols.is_multiple_of(QK) => {
                 let raw = qt
                     .data()
                     .map_err(|e| bad(&format!("reading blocks: {e}")))?;
@@ -617,7 +620,7 @@ impl NativeLlama {
         let n_embd = need("llama.embedding_length")?;
         let n_head = need("llama.attention.head_count")?;
         let n_kv_head = md_u32(ct, "llama.attention.head_count_kv").unwrap_or(n_head);
-        if n_head == 0 || n_kv_head == 0 || n_embd % n_head != 0 || n_head % n_kv_head != 0 {
+        if n_head == 0 || n_kv_head == 0 || !n_embd.is_multiple_of(n_head) || !n_head.is_multiple_of(n_kv_head) {
             return Err(invalid(
                 path,
                 format!(
@@ -627,7 +630,7 @@ impl NativeLlama {
         }
         let head_dim = n_embd / n_head;
         let rope_dim = md_u32(ct, "llama.rope.dimension_count").unwrap_or(head_dim);
-        if rope_dim > head_dim || rope_dim % 2 != 0 {
+        if rope_dim > head_dim || !rope_dim.is_multiple_of(2) {
             return Err(invalid(
                 path,
                 format!("rope dimension {rope_dim} for head size {head_dim}"),
@@ -666,7 +669,7 @@ impl NativeLlama {
                     format!("`{name}` is {}x{}, expected {rows}x{cols}", q.rows, q.cols),
                 ));
             }
-            if cols % QK != 0 {
+            if !cols.is_multiple_of(QK) {
                 return Err(invalid(
                     path,
                     format!("`{name}`: {cols} columns is not a multiple of 32"),
