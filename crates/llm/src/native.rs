@@ -620,7 +620,11 @@ impl NativeLlama {
         let n_embd = need("llama.embedding_length")?;
         let n_head = need("llama.attention.head_count")?;
         let n_kv_head = md_u32(ct, "llama.attention.head_count_kv").unwrap_or(n_head);
-        if n_head == 0 || n_kv_head == 0 || !n_embd.is_multiple_of(n_head) || !n_head.is_multiple_of(n_kv_head) {
+        if n_head == 0
+            || n_kv_head == 0
+            || !n_embd.is_multiple_of(n_head)
+            || !n_head.is_multiple_of(n_kv_head)
+        {
             return Err(invalid(
                 path,
                 format!(
