@@ -103,6 +103,31 @@ struct Segment {
     uniform: bool,
 }
 
+impl NodeIndex {
+    /// Postings range of segment `j` of term slot `ti`, and, when every posting in it has the
+    /// same (tf, length), their common contribution `w · tf_part`.
+    fn segment(
+        &self,
+        ti: usize,
+        j: usize,
+        w: f64,
+        k1: f64,
+        b: f64,
+        avgdl: f64,
+    ) -> (usize, usize, Option<f64>) {
+        let start = if j == self.seg_off[ti] as usize {
+            self.post_off[ti] as usize
+        } else {
+            self.segs[j - 1].end as usize
+        };
+        let seg = self.segs[j];
+        let uniform = seg
+            .uniform
+            .then(|| w * tf_part(seg.tf_max, seg.dl_min, k1, b, avgdl));
+        (start, seg.end as usize, uniform)
+    }
+}
+
 /// Reusable per-thread scratch space for queries (sized to the largest node).
 #[derive(Debug, Default)]
 pub struct Scratch {
@@ -782,16 +807,7 @@ impl TokenGraph {
             }
             let (j, _, _) = s.cursor[qi];
             let (ti, w) = (qt[qi].2, qt[qi].1);
-            let start = if j == ni.seg_off[ti] as usize {
-                ni.post_off[ti] as usize
-            } else {
-                ni.segs[j - 1].end as usize
-            };
-            let seg = ni.segs[j];
-            let end = seg.end as usize;
-            let uniform = seg
-                .uniform
-                .then(|| w * tf_part(seg.tf_max, seg.dl_min, k1, b, avgdl));
+            let (start, end, uniform) = ni.segment(ti, j, w, k1, b, avgdl);
             for (&l, &tf) in ni.post_local[start..end]
                 .iter()
                 .zip(&ni.post_tf[start..end])
@@ -820,16 +836,7 @@ impl TokenGraph {
                 let (j0, e, _) = s.cursor[qi];
                 let (ti, w) = (q.2, q.1);
                 for j in j0..e {
-                    let start = if j == ni.seg_off[ti] as usize {
-                        ni.post_off[ti] as usize
-                    } else {
-                        ni.segs[j - 1].end as usize
-                    };
-                    let seg = ni.segs[j];
-                    let end = seg.end as usize;
-                    let uniform = seg
-                        .uniform
-                        .then(|| w * tf_part(seg.tf_max, seg.dl_min, k1, b, avgdl));
+                    let (start, end, uniform) = ni.segment(ti, j, w, k1, b, avgdl);
                     for (&l, &tf) in ni.post_local[start..end]
                         .iter()
                         .zip(&ni.post_tf[start..end])
