@@ -581,11 +581,7 @@ impl GgufModel {
                 context: self.context,
             });
         }
-        let mut weights = self.weights.lock().map_err(|_| {
-            LlmError::InvalidParams(
-                "the model mutex is poisoned (an earlier generation panicked)".into(),
-            )
-        })?;
+        let mut weights = self.lock()?;
         weights.reset();
         weights
             .forward(ids, 0, &self.device)
@@ -681,10 +677,7 @@ impl GgufModel {
         {
             results[slot] = Some(r);
         }
-        results
-            .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(LlmError::InvalidParams("no result".into()))))
-            .collect()
+        collect_results(results)
     }
 
     /// The native engine's batched generation from token ids.
@@ -833,6 +826,14 @@ impl GgufModel {
         }
         Ok(ids)
     }
+}
+
+/// Per-prompt results of a batch; a slot never filled is an error, not a panic.
+fn collect_results(results: Vec<Option<Result<Generation>>>) -> Vec<Result<Generation>> {
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(LlmError::InvalidParams("no result".into()))))
+        .collect()
 }
 
 fn validate_params(params: &GenParams) -> Result<()> {
