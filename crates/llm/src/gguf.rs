@@ -772,10 +772,7 @@ impl GgufModel {
                 }
                 live = next_live;
             }
-            results
-                .into_iter()
-                .map(|r| r.unwrap_or_else(|| Err(LlmError::InvalidParams("no result".into()))))
-                .collect()
+            collect_results(results)
         })
     }
 
