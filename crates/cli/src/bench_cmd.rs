@@ -21,8 +21,8 @@ use pgraphrag_eval::{
 };
 use pgraphrag_graph::GraphOptions;
 use pgraphrag_llm::{
-    ContextOverflow, Engine, GgufModel, GgufOptions, OpenAiClient, OpenAiOptions, WeightFormat,
-    default_model_path,
+    Activations, ContextOverflow, Engine, GgufModel, GgufOptions, OpenAiClient, OpenAiOptions,
+    WeightFormat, default_model_path,
 };
 use pgraphrag_prompt::extract::ExtractOptions;
 use pgraphrag_prompt::pgraphrag::{Language, Mode, Task};
@@ -46,6 +46,15 @@ pub enum WeightsArg {
     AsStored,
     /// 4/5-bit tensors re-quantized to Q8_0 at load (SIMD kernels; faster on CPU).
     Q8,
+}
+
+/// How the native engine multiplies activations with quantized weights when decoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ActivationsArg {
+    /// 8-bit activation blocks and exact integer dot products (as candle and llama.cpp).
+    Q8,
+    /// f32 activations (most precise; how docs/results was generated).
+    F32,
 }
 
 /// Which implementation runs a local model.
@@ -138,6 +147,9 @@ pub struct Args {
     /// Which implementation runs a local model.
     #[arg(long, value_enum, default_value = "auto")]
     pub engine: EngineArg,
+    /// The native engine's decoding arithmetic (part of the cache key).
+    #[arg(long, value_enum, default_value = "q8")]
+    pub activations: ActivationsArg,
     /// Prompts generated together (the native engine decodes them in one batch; answers are
     /// identical to one at a time). Each batch is cached before the next starts.
     #[arg(long, default_value_t = 8)]
@@ -221,6 +233,10 @@ fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
             EngineArg::Native => Engine::Native,
             EngineArg::Candle => Engine::Candle,
         },
+        activations: match args.activations {
+            ActivationsArg::Q8 => Activations::Q8,
+            ActivationsArg::F32 => Activations::F32,
+        },
         ..Default::default()
     };
     let model = GgufModel::load(&path, opts)
@@ -229,7 +245,17 @@ fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let id = format!("gguf:{file}:{size}:{:?}:{:?}", args.weights, model.engine());
+    // f32 activations keep the id they had before 8-bit activations existed, so caches made
+    // then are still found.
+    let act = match model.activations() {
+        Some(Activations::Q8) => ":q8-activations",
+        _ => "",
+    };
+    let id = format!(
+        "gguf:{file}:{size}:{:?}:{:?}{act}",
+        args.weights,
+        model.engine()
+    );
     let label = file.split('.').next().unwrap_or("model").to_string();
     Ok((Backend::Gguf(Box::new(model)), id, label))
 }

@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! RAYON_NUM_THREADS=2 cargo run --release -p pgraphrag-llm --example bench_llm -- \
-//!     --model models/SmolLM2-135M-Instruct.Q4_1.gguf --prompt-file prompt.txt --tg 64 --reps 3 [--q8] [--engine native|candle]
+//!     --model models/SmolLM2-135M-Instruct.Q4_1.gguf --prompt-file prompt.txt --tg 64 --reps 3 [--q8] [--engine native|candle] [--f32-activations]
 //! ```
 //! The prompt text is fed as a raw prompt (tokenized exactly as llama.cpp does, see the
 //! tokenizer test); the KV cache is reset per repetition; decode tokens/s counts the tokens
@@ -12,13 +12,14 @@
 use std::path::PathBuf;
 
 use pgraphrag_core::{GenParams, Prompt};
-use pgraphrag_llm::{Engine, GgufModel, GgufOptions, WeightFormat};
+use pgraphrag_llm::{Activations, Engine, GgufModel, GgufOptions, WeightFormat};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut model = pgraphrag_llm::default_model_path();
     let mut prompt_file: Option<PathBuf> = None;
     let (mut tg, mut reps, mut q8) = (64usize, 3usize, false);
     let mut engine = Engine::Auto;
+    let mut activations = Activations::Q8;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = || args.next().ok_or_else(|| format!("{a} needs a value"));
@@ -28,6 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--tg" => tg = val()?.parse()?,
             "--reps" => reps = val()?.parse()?,
             "--q8" => q8 = true,
+            "--f32-activations" => activations = Activations::F32,
             "--engine" => {
                 engine = match val()?.as_str() {
                     "native" => Engine::Native,
@@ -50,16 +52,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             WeightFormat::AsStored
         },
         engine,
+        activations,
         ..Default::default()
     };
     let name = format!(
-        "{}{}",
+        "{}{}{}",
         if engine == Engine::Candle {
             "candle"
         } else {
             "native"
         },
-        if q8 { "-q8_0" } else { "" }
+        if q8 { "-q8_0" } else { "" },
+        if engine != Engine::Candle && activations == Activations::F32 {
+            "-f32"
+        } else {
+            ""
+        }
     );
     let t = std::time::Instant::now();
     let m = GgufModel::load(&model, opts)?;

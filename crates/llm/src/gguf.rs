@@ -75,6 +75,25 @@ pub enum Engine {
     Native,
 }
 
+/// How the native engine's decoding multiplies activations with the quantized weights.
+///
+/// Prompts always run through the f32 `gemm` path (exact up to f32 rounding); this choice is
+/// about single-token steps, whose cost is reading the weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Activations {
+    /// Each 32-value block of the activations is quantized to `i8` with one scale, and a weight
+    /// block's dot product with it is an exact integer sum: what candle's quantized matmuls
+    /// (`vec_dot_q4_1_q8_1`, `vec_dot_q8_0_q8_0`) and llama.cpp do on the CPU. Fastest (AVX-512
+    /// VNNI where available). Results are bit-identical on every CPU and for any batch size.
+    #[default]
+    Q8,
+    /// f32 activations against the dequantized weights: the most precise, about a third
+    /// slower to decode. Exactly what the engine did before `Q8` existed (the cached
+    /// generations of `docs/results/` were made with it).
+    F32,
+}
+
 /// Options of [`GgufModel::load`].
 #[derive(Debug, Clone, Default)]
 pub struct GgufOptions {
@@ -94,6 +113,9 @@ pub struct GgufOptions {
     pub weights: WeightFormat,
     /// Which implementation runs the network.
     pub engine: Engine,
+    /// The native engine's decoding arithmetic (ignored by candle, which always quantizes the
+    /// activations on the CPU).
+    pub activations: Activations,
 }
 
 /// Why generation stopped.
@@ -242,6 +264,7 @@ pub struct GgufModel {
     overflow: ContextOverflow,
     path: PathBuf,
     engine: Engine,
+    activations: Activations,
 }
 
 impl std::fmt::Debug for GgufModel {
@@ -451,9 +474,12 @@ impl GgufModel {
             stop_ids.extend(tokenizer.token_id(s));
         }
         let weights = match opts.weights {
-            WeightFormat::AsStored if native => {
-                Weights::Native(Box::new(NativeLlama::load(&ct, &mut reader, path)?))
-            }
+            WeightFormat::AsStored if native => Weights::Native(Box::new(NativeLlama::load(
+                &ct,
+                &mut reader,
+                path,
+                opts.activations,
+            )?)),
             WeightFormat::AsStored => build_weights(arch, ct, &mut reader, &device, path)?,
             WeightFormat::Q8_0 => {
                 let bytes = requantize_q8(path, &ct, &mut reader)?;
@@ -461,7 +487,12 @@ impl GgufModel {
                 let ct2 = Content::read(&mut cur)
                     .map_err(|e| invalid(path, format!("re-reading the Q8_0 copy: {e}")))?;
                 if native {
-                    Weights::Native(Box::new(NativeLlama::load(&ct2, &mut cur, path)?))
+                    Weights::Native(Box::new(NativeLlama::load(
+                        &ct2,
+                        &mut cur,
+                        path,
+                        opts.activations,
+                    )?))
                 } else {
                     build_weights(arch, ct2, &mut cur, &device, path)?
                 }
@@ -494,6 +525,7 @@ impl GgufModel {
             } else {
                 Engine::Candle
             },
+            activations: opts.activations,
         })
     }
 
@@ -513,6 +545,18 @@ impl GgufModel {
     /// `Auto`, which is resolved at load).
     pub fn engine(&self) -> Engine {
         self.engine
+    }
+    /// The native engine's decoding arithmetic (`None` on the candle engine).
+    ///
+    /// ```no_run
+    /// use pgraphrag_llm::{Activations, GgufModel, GgufOptions};
+    /// let opts = GgufOptions { activations: Activations::F32, ..Default::default() };
+    /// let model = GgufModel::load("models/SmolLM2-135M-Instruct.Q4_1.gguf".as_ref(), opts)?;
+    /// assert_eq!(model.activations(), Some(Activations::F32));
+    /// # Ok::<(), pgraphrag_llm::LlmError>(())
+    /// ```
+    pub fn activations(&self) -> Option<Activations> {
+        matches!(self.engine, Engine::Native).then_some(self.activations)
     }
     /// The context window in tokens (the model's, capped by `max_context` and, on the candle
     /// engine, by candle's RoPE table).

@@ -35,8 +35,8 @@ use std::path::{Path, PathBuf};
 
 pub use error::{LlmError, Result};
 pub use gguf::{
-    Architecture, ContextOverflow, DeviceChoice, Engine, FinishReason, Generation, GgufModel,
-    GgufOptions, WeightFormat,
+    Activations, Architecture, ContextOverflow, DeviceChoice, Engine, FinishReason, Generation,
+    GgufModel, GgufOptions, WeightFormat,
 };
 pub use openai::{Completion, OpenAiClient, OpenAiOptions};
 pub use template::ChatTemplate;

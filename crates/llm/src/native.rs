@@ -34,6 +34,9 @@ use gemm::Parallelism;
 use rayon::prelude::*;
 
 use crate::error::{LlmError, Result};
+use crate::gguf::Activations;
+
+mod q8;
 
 fn invalid(path: &Path, reason: impl Into<String>) -> LlmError {
     LlmError::InvalidGguf {
@@ -325,13 +328,42 @@ fn axpy_generic(acc: &mut [f32], p: f32, v: &[f32]) {
     }
 }
 
+/// One query head against `l` cached positions: `s_j = (q · k_j)·scale`, softmax, `o = Σ p_j
+/// v_j`, where `k_j = kc[j·stride + off..][..q.len()]` (and `v_j` likewise). The same
+/// operations, in the same order, as [`dot_generic`], [`softmax`] and [`axpy_generic`] one
+/// position at a time, but inlined into one loop.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn attend_generic(
+    q: &[f32],
+    kc: &[f32],
+    vc: &[f32],
+    stride: usize,
+    off: usize,
+    scale: f32,
+    s: &mut [f32],
+    o: &mut [f32],
+) {
+    let hd = q.len();
+    for (j, sj) in s.iter_mut().enumerate() {
+        *sj = dot_generic(q, &kc[j * stride + off..j * stride + off + hd]) * scale;
+    }
+    softmax(s);
+    o.fill(0.0);
+    for (j, &p) in s.iter().enumerate() {
+        axpy_generic(o, p, &vc[j * stride + off..j * stride + off + hd]);
+    }
+}
+
+/// Signature of [`attend_generic`] and its compiled variants.
+type Attend = fn(&[f32], &[f32], &[f32], usize, usize, f32, &mut [f32], &mut [f32]);
+
 type RowsDot = fn(&QRows, usize, &[f32], &[f32], usize, &mut [f32]);
 
 #[derive(Clone, Copy)]
 struct Kernels {
     rows_dot: RowsDot,
-    dot: fn(&[f32], &[f32]) -> f32,
-    axpy: fn(&mut [f32], f32, &[f32]),
+    attend: Attend,
 }
 
 mod kernels {
@@ -340,8 +372,7 @@ mod kernels {
     pub(super) fn plain() -> Kernels {
         Kernels {
             rows_dot: |w, r0, x, xs, n, o| rows_dot_generic(w, r0, x, xs, n, o),
-            dot: |a, b| dot_generic(a, b),
-            axpy: |a, p, v| axpy_generic(a, p, v),
+            attend: |q, k, v, st, off, sc, s, o| attend_generic(q, k, v, st, off, sc, s, o),
         }
     }
 
@@ -434,25 +465,37 @@ mod kernels {
                 QData::F32(_) => rows_dot_generic(w, r0, x, xs, nvec, o),
             }
         }
+        #[allow(clippy::too_many_arguments)]
         #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma,f16c")]
-        fn dot_512(a: &[f32], b: &[f32]) -> f32 {
-            dot_generic(a, b)
+        fn attend_512(
+            q: &[f32],
+            k: &[f32],
+            v: &[f32],
+            st: usize,
+            off: usize,
+            sc: f32,
+            s: &mut [f32],
+            o: &mut [f32],
+        ) {
+            attend_generic(q, k, v, st, off, sc, s, o)
         }
-        #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma,f16c")]
-        fn axpy_512(a: &mut [f32], p: f32, v: &[f32]) {
-            axpy_generic(a, p, v)
+        #[allow(clippy::too_many_arguments)]
+        #[target_feature(enable = "avx2,fma,f16c")]
+        fn attend_256(
+            q: &[f32],
+            k: &[f32],
+            v: &[f32],
+            st: usize,
+            off: usize,
+            sc: f32,
+            s: &mut [f32],
+            o: &mut [f32],
+        ) {
+            attend_generic(q, k, v, st, off, sc, s, o)
         }
         #[target_feature(enable = "avx2,fma,f16c")]
         fn rows_dot_256(w: &QRows, r0: usize, x: &[f32], xs: &[f32], n: usize, o: &mut [f32]) {
             rows_dot_generic(w, r0, x, xs, n, o)
-        }
-        #[target_feature(enable = "avx2,fma,f16c")]
-        fn dot_256(a: &[f32], b: &[f32]) -> f32 {
-            dot_generic(a, b)
-        }
-        #[target_feature(enable = "avx2,fma,f16c")]
-        fn axpy_256(a: &mut [f32], p: f32, v: &[f32]) {
-            axpy_generic(a, p, v)
         }
 
         pub(in super::super) fn avx512() -> Option<Kernels> {
@@ -466,8 +509,9 @@ mod kernels {
                 // SAFETY: the CPU has every feature these functions are compiled for.
                 return Some(Kernels {
                     rows_dot: |w, r0, x, xs, n, o| unsafe { rows_dot_512(w, r0, x, xs, n, o) },
-                    dot: |a, b| unsafe { dot_512(a, b) },
-                    axpy: |a, p, v| unsafe { axpy_512(a, p, v) },
+                    attend: |q, k, v, st, off, sc, s, o| unsafe {
+                        attend_512(q, k, v, st, off, sc, s, o)
+                    },
                 });
             }
             None
@@ -481,8 +525,9 @@ mod kernels {
                 // SAFETY: as above.
                 return Some(Kernels {
                     rows_dot: |w, r0, x, xs, n, o| unsafe { rows_dot_256(w, r0, x, xs, n, o) },
-                    dot: |a, b| unsafe { dot_256(a, b) },
-                    axpy: |a, p, v| unsafe { axpy_256(a, p, v) },
+                    attend: |q, k, v, st, off, sc, s, o| unsafe {
+                        attend_256(q, k, v, st, off, sc, s, o)
+                    },
                 });
             }
             None
@@ -518,9 +563,11 @@ mod kernels {
 // The model
 // ---------------------------------------------------------------------------------------------
 
-/// A linear layer: stored blocks for matrix-vector products, an f32 copy for matrix-matrix.
+/// A linear layer: stored blocks for matrix-vector products (and their 8-bit-activation
+/// repacking when [`Activations::Q8`] is on), an f32 copy for matrix-matrix.
 struct Linear {
     q: QRows,
+    i8: Option<q8::I8Rows>,
     dense: Vec<f32>,
 }
 
@@ -567,6 +614,10 @@ pub(crate) struct NativeLlama {
     out_norm: Vec<f32>,
     /// `None`: tied to `tok_embd`.
     output: Option<QRows>,
+    /// The output matrix repacked for 8-bit activations ([`Activations::Q8`]).
+    output_i8: Option<q8::I8Rows>,
+    /// The 8-bit activation kernel.
+    k8: q8::RowsDotI8,
     /// The sequence of the single-sequence API ([`Self::forward`]).
     seq: Seq,
     cos: Vec<f32>,
@@ -608,7 +659,12 @@ fn md_f32(ct: &Content, key: &str) -> Option<f32> {
 
 impl NativeLlama {
     /// Loads the weights of a llama-architecture GGUF (`ct` read from `r`).
-    pub(crate) fn load<R: Read + Seek>(ct: &Content, r: &mut R, path: &Path) -> Result<Self> {
+    pub(crate) fn load<R: Read + Seek>(
+        ct: &Content,
+        r: &mut R,
+        path: &Path,
+        act: Activations,
+    ) -> Result<Self> {
         let need =
             |k: &str| md_u32(ct, k).ok_or_else(|| invalid(path, format!("missing metadata `{k}`")));
         if md_u32(ct, "llama.expert_count").unwrap_or(0) > 0 {
@@ -703,7 +759,11 @@ impl NativeLlama {
             check(&wd, &p("ffn_down"), n_embd, n_ff)?;
             let lin = |q: QRows| {
                 let dense = q.dense();
-                Linear { q, dense }
+                let i8 = match act {
+                    Activations::Q8 => q8::I8Rows::from_qrows(&q),
+                    Activations::F32 => None,
+                };
+                Linear { q, i8, dense }
             };
             layers.push(Layer {
                 attn_norm,
@@ -722,6 +782,10 @@ impl NativeLlama {
         } else {
             None
         };
+        let output_i8 = match act {
+            Activations::Q8 => q8::I8Rows::from_qrows(output.as_ref().unwrap_or(&tok_embd)),
+            Activations::F32 => None,
+        };
         let cfg = Config {
             n_embd,
             n_head,
@@ -739,6 +803,8 @@ impl NativeLlama {
             layers,
             out_norm,
             output,
+            output_i8,
+            k8: q8::best(),
             seq: Seq {
                 cache: (0..n_layer).map(|_| KvCache::default()).collect(),
                 len: 0,
@@ -864,30 +930,41 @@ impl NativeLlama {
                 );
             }
         } else {
-            self.matvecs(&lin.q, x, t, y);
+            self.matvecs(&lin.q, lin.i8.as_ref(), x, t, y);
         }
     }
 
     /// `y_v = W · x_v` for `n` vectors (row-major `n × cols` in, `n × rows` out) with the
-    /// stored blocks; rows are split across the rayon pool and each block of weights is read
-    /// once for all vectors.
-    fn matvecs(&self, w: &QRows, x: &[f32], n: usize, y: &mut [f32]) {
-        let xsum: Vec<f32> = x.chunks_exact(QK).map(|c| c.iter().sum()).collect();
+    /// stored blocks (or their 8-bit-activation repacking `w8`, when given); rows are split
+    /// across the rayon pool and each block of weights is read once for all vectors.
+    fn matvecs(&self, w: &QRows, w8: Option<&q8::I8Rows>, x: &[f32], n: usize, y: &mut [f32]) {
         let rows_per_task = (w.rows / (rayon::current_num_threads() * 4)).clamp(16, 1024);
-        let f = self.k.rows_dot;
-        if n == 1 {
-            y.par_chunks_mut(rows_per_task)
+        let mut tmp = Vec::new();
+        let out: &mut [f32] = if n == 1 {
+            y
+        } else {
+            tmp.resize(w.rows * n, 0f32);
+            &mut tmp
+        };
+        if let Some(w8) = w8 {
+            let mut qx = q8::QuantX::default();
+            qx.quantize(x, w.cols, n);
+            let f = self.k8;
+            out.par_chunks_mut(rows_per_task * n)
                 .enumerate()
-                .for_each(|(c, out)| f(w, c * rows_per_task, x, &xsum, 1, out));
-            return;
+                .for_each(|(c, o)| f(w8, c * rows_per_task, &qx, n, o));
+        } else {
+            let xsum: Vec<f32> = x.chunks_exact(QK).map(|c| c.iter().sum()).collect();
+            let f = self.k.rows_dot;
+            out.par_chunks_mut(rows_per_task * n)
+                .enumerate()
+                .for_each(|(c, o)| f(w, c * rows_per_task, x, &xsum, n, o));
         }
-        let mut tmp = vec![0f32; w.rows * n];
-        tmp.par_chunks_mut(rows_per_task * n)
-            .enumerate()
-            .for_each(|(c, out)| f(w, c * rows_per_task, x, &xsum, n, out));
-        for (r, vals) in tmp.chunks_exact(n).enumerate() {
-            for (v, &val) in vals.iter().enumerate() {
-                y[v * w.rows + r] = val;
+        if n > 1 {
+            for (r, vals) in tmp.chunks_exact(n).enumerate() {
+                for (v, &val) in vals.iter().enumerate() {
+                    y[v * w.rows + r] = val;
+                }
             }
         }
     }
@@ -984,16 +1061,19 @@ impl NativeLlama {
                     cache.k.extend_from_slice(&row[q_dim..q_dim + kv_dim]);
                     cache.v.extend_from_slice(&row[q_dim + kv_dim..]);
                 }
-                self.attention(
-                    &qkv[r0 * qkv_dim..(r0 + n) * qkv_dim],
-                    &cache.k,
-                    &cache.v,
-                    n,
-                    s.len,
-                    scale,
-                    &mut att[r0 * q_dim..(r0 + n) * q_dim],
-                );
                 r0 += n;
+            }
+            if t == seqs.len() {
+                // One new token per sequence: every (sequence, head) pair in parallel.
+                let caches: Vec<(&[f32], &[f32])> = seqs
+                    .iter()
+                    .map(|s| (&s.cache[li].k[..], &s.cache[li].v[..]))
+                    .collect();
+                self.attend_decode(&qkv, &caches, scale, &mut att);
+            } else {
+                let s = &mut seqs[0];
+                let cache = &s.cache[li];
+                self.attention(&qkv, &cache.k, &cache.v, t, s.len, scale, &mut att);
             }
             self.linear(&layer.wo, &att, t, prompt, &mut proj);
             for (a, b) in x.iter_mut().zip(&proj) {
@@ -1028,11 +1108,30 @@ impl NativeLlama {
         let n = seqs.len();
         let mut logits = vec![0f32; n * c.vocab];
         let out = self.output.as_ref().unwrap_or(&self.tok_embd);
-        self.matvecs(out, &hn, n, &mut logits);
+        self.matvecs(out, self.output_i8.as_ref(), &hn, n, &mut logits);
         Ok(logits.chunks_exact(c.vocab).map(|l| l.to_vec()).collect())
     }
 
-    /// Causal grouped-query attention of the `t` new queries of one sequence against its
+    /// Attention of one new query per sequence (row `i` of `qkv` belongs to sequence `i`, whose
+    /// K/V cache already holds the new position) for every (sequence, head) pair in parallel.
+    /// Each head computes exactly what the single-query case of [`Self::attention`] does.
+    fn attend_decode(&self, qkv: &[f32], caches: &[(&[f32], &[f32])], scale: f32, out: &mut [f32]) {
+        let c = self.cfg;
+        let (hd, q_dim, kv_dim) = (c.head_dim, c.n_head * c.head_dim, c.n_kv_head * c.head_dim);
+        let qkv_dim = q_dim + 2 * kv_dim;
+        let group = c.n_head / c.n_kv_head;
+        out.par_chunks_mut(hd).enumerate().for_each(|(i, o)| {
+            let (si, h) = (i / c.n_head, i % c.n_head);
+            let (kc, vc) = caches[si];
+            let kvh = h / group;
+            let qh = &qkv[si * qkv_dim + h * hd..si * qkv_dim + (h + 1) * hd];
+            let l = kc.len() / kv_dim;
+            let mut s = vec![0f32; l];
+            (self.k.attend)(qh, kc, vc, kv_dim, kvh * hd, scale, &mut s, o);
+        });
+    }
+
+    /// Causal grouped-query attention of the `t > 1` new queries of one sequence against its
     /// cache (`p0` earlier positions plus the `t` new ones).
     #[allow(clippy::too_many_arguments)]
     fn attention(
@@ -1050,29 +1149,6 @@ impl NativeLlama {
         let qkv_dim = q_dim + 2 * kv_dim;
         let group = c.n_head / c.n_kv_head;
         let l = p0 + t;
-        if t == 1 {
-            let q = &qkv[..q_dim];
-            let mut s = vec![0f32; l];
-            for h in 0..c.n_head {
-                let kvh = h / group;
-                let qh = &q[h * hd..(h + 1) * hd];
-                for (j, sj) in s.iter_mut().enumerate() {
-                    let k = &kc[j * kv_dim + kvh * hd..j * kv_dim + (kvh + 1) * hd];
-                    *sj = (self.k.dot)(qh, k) * scale;
-                }
-                softmax(&mut s);
-                let o = &mut out[h * hd..(h + 1) * hd];
-                o.fill(0.0);
-                for (j, &p) in s.iter().enumerate() {
-                    (self.k.axpy)(
-                        o,
-                        p,
-                        &vc[j * kv_dim + kvh * hd..j * kv_dim + (kvh + 1) * hd],
-                    );
-                }
-            }
-            return;
-        }
         let out_ptr = SyncPtr(out.as_mut_ptr());
         (0..c.n_head).into_par_iter().for_each(|h| {
             let kvh = h / group;
@@ -1166,7 +1242,7 @@ mod tests {
     use super::*;
     use candle_core::Tensor;
 
-    fn pseudo_random(n: usize, seed: u64) -> Vec<f32> {
+    pub(super) fn pseudo_random(n: usize, seed: u64) -> Vec<f32> {
         let mut s = seed;
         (0..n)
             .map(|_| {
@@ -1178,7 +1254,7 @@ mod tests {
             .collect()
     }
 
-    fn quantized(rows: usize, cols: usize, dtype: GgmlDType, seed: u64) -> QTensor {
+    pub(super) fn quantized(rows: usize, cols: usize, dtype: GgmlDType, seed: u64) -> QTensor {
         let v = pseudo_random(rows * cols, seed);
         let t = Tensor::from_vec(v, (rows, cols), &Device::Cpu).unwrap();
         QTensor::quantize(&t, dtype).unwrap()
@@ -1226,16 +1302,47 @@ mod tests {
                         "{name} {dtype:?} row {i}: {got} vs {want}"
                     );
                 }
-                let d = (k.dot)(&dense[..cols - 5], &x[..cols - 5]);
-                let want: f64 = dense[..cols - 5]
-                    .iter()
-                    .zip(&x)
-                    .map(|(a, b)| *a as f64 * *b as f64)
+            }
+        }
+    }
+
+    #[test]
+    fn every_attention_kernel_is_bit_identical_and_correct() {
+        let (hd, kv_heads, l) = (64, 3, 77);
+        let stride = hd * kv_heads;
+        let (kc, vc) = (pseudo_random(l * stride, 1), pseudo_random(l * stride, 2));
+        let q = pseudo_random(hd, 3);
+        let mut first: Option<Vec<f32>> = None;
+        for (name, k) in kernels::available() {
+            let (mut s, mut o) = (vec![0f32; l], vec![0f32; hd]);
+            (k.attend)(&q, &kc, &vc, stride, hd, 0.125, &mut s, &mut o);
+            // Reference in f64.
+            let sc: Vec<f64> = (0..l)
+                .map(|j| {
+                    (0..hd)
+                        .map(|i| q[i] as f64 * kc[j * stride + hd + i] as f64)
+                        .sum::<f64>()
+                        * 0.125
+                })
+                .collect();
+            let m = sc.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let z: f64 = sc.iter().map(|x| (x - m).exp()).sum();
+            for i in 0..hd {
+                let want: f64 = (0..l)
+                    .map(|j| (sc[j] - m).exp() / z * vc[j * stride + hd + i] as f64)
                     .sum();
                 assert!(
-                    (d as f64 - want).abs() < 1e-4 * (1.0 + want.abs()),
-                    "{name} dot"
+                    (o[i] as f64 - want).abs() < 1e-5,
+                    "{name} {i}: {} vs {want}",
+                    o[i]
                 );
+            }
+            match &first {
+                None => first = Some(o),
+                Some(f) => assert!(
+                    f.iter().zip(&o).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{name}"
+                ),
             }
         }
     }

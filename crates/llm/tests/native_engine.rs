@@ -3,9 +3,13 @@
 //! Needs the real SmolLM2 file (`scripts/fetch-llms.sh --smollm-only`); fails loudly without it.
 
 use pgraphrag_core::{GenParams, Prompt};
-use pgraphrag_llm::{Engine, GgufModel, GgufOptions, default_model_path};
+use pgraphrag_llm::{Activations, Engine, GgufModel, GgufOptions, default_model_path};
 
 fn load(engine: Engine) -> GgufModel {
+    load_with(engine, Activations::F32)
+}
+
+fn load_with(engine: Engine, activations: Activations) -> GgufModel {
     let p = default_model_path();
     assert!(
         p.exists(),
@@ -16,6 +20,7 @@ fn load(engine: Engine) -> GgufModel {
         &p,
         GgufOptions {
             engine,
+            activations,
             ..Default::default()
         },
     )
@@ -109,11 +114,50 @@ fn prompt_path_and_decode_path_agree() {
     }
 }
 
+/// 8-bit activations (the default) change the decode logits by the activation rounding only:
+/// greedy continuations follow the f32 ones closely, and the default is what loads.
+#[test]
+fn q8_activations_follow_f32_activations() {
+    let q8 = load_with(Engine::Native, Activations::Q8);
+    assert_eq!(q8.activations(), Some(Activations::Q8));
+    assert_eq!(
+        load_with(Engine::Native, Activations::default()).activations(),
+        Some(Activations::Q8)
+    );
+    let f32 = load(Engine::Native);
+    assert_eq!(f32.activations(), Some(Activations::F32));
+    assert_eq!(load(Engine::Candle).activations(), None);
+    let params = GenParams {
+        max_tokens: 24,
+        temperature: 0.0,
+        ..Default::default()
+    };
+    for p in prompts() {
+        let a = q8.generate_full(&p, &params).unwrap().tokens;
+        let b = f32.generate_full(&p, &params).unwrap().tokens;
+        let same = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+        eprintln!(
+            "{p:?}: {same} of {} greedy tokens equal",
+            a.len().min(b.len())
+        );
+        assert!(
+            same >= 8.min(a.len().min(b.len())),
+            "{p:?}: q8 {a:?} vs f32 {b:?}"
+        );
+    }
+}
+
 /// Batched decoding gives each prompt exactly what it gets alone, greedy and sampled, with
-/// stop strings, a bad prompt in the middle, and sequences finishing at different steps.
+/// stop strings, a bad prompt in the middle, and sequences finishing at different steps, with
+/// either activation arithmetic.
 #[test]
 fn batched_generation_equals_one_at_a_time() {
-    let m = load(Engine::Native);
+    for act in [Activations::Q8, Activations::F32] {
+        batched_equals_one_at_a_time(&load_with(Engine::Native, act));
+    }
+}
+
+fn batched_equals_one_at_a_time(m: &GgufModel) {
     let mut ps = prompts();
     ps.push(Prompt::user("Write a haiku about rain."));
     ps.insert(2, Prompt::Raw(String::new()));
