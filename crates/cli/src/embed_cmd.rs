@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use pgraphrag_retrieval::dense::{
-    BertEncoder, EmbeddingCache, EncoderOptions, Pooling, encode_corpus, l2_normalize,
+    BertEncoder, EmbeddingCache, EncoderBackend, EncoderOptions, Pooling, encode_corpus,
+    l2_normalize,
 };
 
 /// Arguments of `pgraphrag embed`.
@@ -32,6 +33,9 @@ pub struct Args {
     /// Pooling: mean (default), pooler (BERT pooler_output) or cls.
     #[arg(long, default_value = "mean")]
     pooling: String,
+    /// Forward pass: native (our padding-free CPU pass, the default) or candle.
+    #[arg(long, default_value = "native")]
+    backend: String,
     /// Truncation length in tokens (default: the model's limit, 512 for BERT).
     #[arg(long)]
     max_length: Option<usize>,
@@ -47,6 +51,7 @@ pub struct Args {
 /// Runs `pgraphrag embed`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let pooling: Pooling = args.pooling.parse()?;
+    let backend: EncoderBackend = args.backend.parse()?;
     let file = std::fs::File::open(&args.texts)
         .with_context(|| format!("cannot open {}", args.texts.display()))?;
     let mut ids = Vec::new();
@@ -79,6 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             normalize: args.normalize,
             batch_size: args.batch,
             max_length: args.max_length,
+            backend,
             ..Default::default()
         },
     )?;

@@ -95,6 +95,10 @@ pub struct Args {
     /// Document pooling for --retriever contriever.
     #[arg(long, value_enum, default_value = "mean")]
     pub doc_pooling: PoolingArg,
+    /// Forward pass for --retriever contriever: native (padding-free CPU pass, the default) or
+    /// candle.
+    #[arg(long, default_value = "native")]
+    pub backend: String,
     /// Embedding cache (SQLite) for --retriever contriever; default: none (embeddings are
     /// computed once per run and kept in memory through a cache next to --out).
     #[arg(long)]
@@ -356,8 +360,11 @@ fn dense(
         PoolingArg::Mean => Pooling::Mean,
         PoolingArg::Pooler => Pooling::Pooler,
     };
+    let backend: pgraphrag_retrieval::dense::EncoderBackend =
+        args.backend.parse().context("--backend")?;
     let r = DenseRetriever::builder(model)
         .doc_pooling(pooling)
+        .backend(backend)
         .cache(&cache)
         .build()
         .with_context(|| format!("loading the dense model {}", model.display()))?;

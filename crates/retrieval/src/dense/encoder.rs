@@ -1,5 +1,6 @@
-//! [`BertEncoder`]: a BERT checkpoint on candle with masked mean pooling (the Contriever and
-//! sentence-transformers recipe), the CLS token, or BERT's `pooler_output`.
+//! [`BertEncoder`]: a BERT checkpoint (native CPU forward pass or candle) with masked mean
+//! pooling (the Contriever and sentence-transformers recipe), the CLS token, or BERT's
+//! `pooler_output`.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -10,6 +11,7 @@ use candle_transformers::models::bert::{BertModel, Config};
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
+use super::native::NativeBert;
 use crate::{Error, Result};
 
 /// How the token vectors of the last layer become one vector per text.
@@ -74,12 +76,53 @@ impl DenseDevice {
     }
 }
 
+/// Which implementation of the BERT forward pass runs on the CPU.
+///
+/// Both compute the same function (`transformers`' `BertModel` in eval mode); they differ by
+/// float rounding only (about 1e-6). On a GPU ([`DenseDevice::Cuda`]) candle always runs,
+/// whatever this says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum EncoderBackend {
+    /// Our own CPU forward pass (the default): padding-free batches (every text at its own
+    /// length), weights prepacked at load, an AVX-512 matrix multiply with fused bias and
+    /// GELU when the CPU has AVX-512F (the `gemm` crate otherwise), vectorised GELU/softmax,
+    /// buffers reused across layers and batches. See `docs/dense.md`.
+    #[default]
+    Native,
+    /// candle's `BertModel` (padded batches with an attention mask).
+    Candle,
+}
+
+impl EncoderBackend {
+    /// A short stable name (`native`, `candle`).
+    pub fn name(self) -> &'static str {
+        match self {
+            EncoderBackend::Native => "native",
+            EncoderBackend::Candle => "candle",
+        }
+    }
+}
+
+impl std::str::FromStr for EncoderBackend {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "native" => Ok(EncoderBackend::Native),
+            "candle" => Ok(EncoderBackend::Candle),
+            other => Err(Error::InvalidInput(format!(
+                "unknown encoder backend {other:?}: expected native or candle"
+            ))),
+        }
+    }
+}
+
 /// Options of a [`BertEncoder`].
 ///
 /// ```
-/// use pgraphrag_retrieval::dense::{EncoderOptions, Pooling};
+/// use pgraphrag_retrieval::dense::{EncoderBackend, EncoderOptions, Pooling};
 /// let o = EncoderOptions { normalize: true, ..Default::default() };
 /// assert_eq!((o.pooling, o.batch_size, o.max_length), (Pooling::Mean, 32, None));
+/// assert_eq!(o.backend, EncoderBackend::Native);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct EncoderOptions {
@@ -97,6 +140,8 @@ pub struct EncoderOptions {
     pub max_length: Option<usize>,
     /// Where to run. Default the CPU.
     pub device: DenseDevice,
+    /// The CPU implementation. Default [`EncoderBackend::Native`]; ignored on a GPU (candle).
+    pub backend: EncoderBackend,
 }
 
 impl Default for EncoderOptions {
@@ -107,11 +152,13 @@ impl Default for EncoderOptions {
             batch_size: 32,
             max_length: None,
             device: DenseDevice::Cpu,
+            backend: EncoderBackend::Native,
         }
     }
 }
 
-/// A BERT encoder on candle: `config.json`, `model.safetensors` (or `pytorch_model.bin`) and
+/// A BERT encoder (our native CPU forward pass by default, candle as an option and on a GPU;
+/// see [`EncoderBackend`]): `config.json`, `model.safetensors` (or `pytorch_model.bin`) and
 /// `tokenizer.json` (or a BERT `vocab.txt`) from one folder.
 ///
 /// Implements [`pgraphrag_core::Encoder`] with the pooling and normalisation of its
@@ -125,8 +172,8 @@ impl Default for EncoderOptions {
 /// assert_eq!((e.rows(), e.dim()), (2, 384));
 /// ```
 pub struct BertEncoder {
-    model: BertModel,
-    pooler: Option<Linear>,
+    model: Model,
+    has_pooler: bool,
     tokenizer: Tokenizer,
     dir: PathBuf,
     weights: PathBuf,
@@ -146,10 +193,21 @@ impl std::fmt::Debug for BertEncoder {
             .field("weights", &self.weights)
             .field("hidden", &self.hidden)
             .field("max_length", &self.max_length)
-            .field("has_pooler", &self.pooler.is_some())
+            .field("has_pooler", &self.has_pooler)
+            .field("backend", &self.backend_name())
             .field("opts", &self.opts)
             .finish()
     }
+}
+
+/// The forward pass in use (one per encoder, so the size difference does not matter).
+#[allow(clippy::large_enum_variant)]
+enum Model {
+    Candle {
+        model: BertModel,
+        pooler: Option<Linear>,
+    },
+    Native(Box<NativeBert>),
 }
 
 fn model_err(path: &Path, message: impl Into<String>) -> Error {
@@ -283,32 +341,61 @@ impl BertEncoder {
                 "no weights: expected model.safetensors or pytorch_model.bin",
             ));
         };
-        let model = BertModel::load(vb.clone(), &config).map_err(|e| {
+        let mismatch = |e: String| {
             model_err(
                 &weights,
                 format!(
                     "the weights do not match config.json (a BERT checkpoint is expected): {e}"
                 ),
             )
-        })?;
+        };
         let mut prefixes = vec![String::new(), "bert.".to_string()];
         if let Some(mt) = &config.model_type {
             prefixes.push(format!("{mt}."));
         }
-        let mut pooler = None;
-        for p in &prefixes {
-            if vb.contains_tensor(&format!("{p}pooler.dense.weight")) {
-                let lin = candle_nn::linear(
-                    config.hidden_size,
-                    config.hidden_size,
-                    vb.pp(format!("{p}pooler.dense")),
-                )
-                .map_err(|e| model_err(&weights, format!("bad pooler weights: {e}")))?;
-                pooler = Some(lin);
-                break;
-            }
-        }
-        if opts.pooling == Pooling::Pooler && pooler.is_none() {
+        let pooler_prefix = prefixes
+            .iter()
+            .find(|p| vb.contains_tensor(&format!("{p}pooler.dense.weight")))
+            .cloned();
+        let native = opts.backend == EncoderBackend::Native && opts.device == DenseDevice::Cpu;
+        let model = if native {
+            // The prefix under which `embeddings.*` lives (as candle's BertModel::load tries).
+            let root = prefixes
+                .iter()
+                .find(|p| vb.contains_tensor(&format!("{p}embeddings.word_embeddings.weight")))
+                .cloned()
+                .unwrap_or_default();
+            let vb_root = if root.is_empty() {
+                vb.clone()
+            } else {
+                vb.pp(root.trim_end_matches('.'))
+            };
+            // The pooler may sit outside the `bert.` prefix; address it from the top.
+            let n = NativeBert::load(&vb_root, &config).map_err(mismatch)?;
+            let n = match &pooler_prefix {
+                Some(p) => n
+                    .with_pooler(&vb, p, config.hidden_size)
+                    .map_err(|e| model_err(&weights, format!("bad pooler weights: {e}")))?,
+                None => n,
+            };
+            Model::Native(Box::new(n))
+        } else {
+            let model =
+                BertModel::load(vb.clone(), &config).map_err(|e| mismatch(e.to_string()))?;
+            let pooler = match &pooler_prefix {
+                Some(p) => Some(
+                    candle_nn::linear(
+                        config.hidden_size,
+                        config.hidden_size,
+                        vb.pp(format!("{p}pooler.dense")),
+                    )
+                    .map_err(|e| model_err(&weights, format!("bad pooler weights: {e}")))?,
+                ),
+                None => None,
+            };
+            Model::Candle { model, pooler }
+        };
+        if opts.pooling == Pooling::Pooler && pooler_prefix.is_none() {
             return Err(Error::MissingPooler {
                 path: dir.to_path_buf(),
             });
@@ -369,7 +456,7 @@ impl BertEncoder {
             .unwrap_or(config.pad_token_id as u32);
         Ok(BertEncoder {
             model,
-            pooler,
+            has_pooler: pooler_prefix.is_some(),
             tokenizer,
             dir: dir.to_path_buf(),
             weights,
@@ -423,7 +510,15 @@ impl BertEncoder {
     }
     /// Whether the checkpoint has `pooler.dense.*` weights ([`Pooling::Pooler`] works).
     pub fn has_pooler(&self) -> bool {
-        self.pooler.is_some()
+        self.has_pooler
+    }
+    /// Which forward pass runs: `native (avx512)`, `native (avx2)`, `native (portable)` or
+    /// `candle`.
+    pub fn backend_name(&self) -> String {
+        match &self.model {
+            Model::Native(n) => format!("native ({})", n.kernels_name()),
+            Model::Candle { .. } => "candle".into(),
+        }
     }
     /// The options the encoder was loaded with.
     pub fn options(&self) -> &EncoderOptions {
@@ -470,7 +565,7 @@ impl BertEncoder {
     /// dropped), as transformers does with `truncation=True`. An empty text encodes as
     /// `[CLS] [SEP]`, as in transformers.
     pub fn embed(&self, texts: &[&str], pooling: Pooling) -> Result<pgraphrag_core::Embeddings> {
-        if pooling == Pooling::Pooler && self.pooler.is_none() {
+        if pooling == Pooling::Pooler && !self.has_pooler {
             return Err(Error::MissingPooler {
                 path: self.dir.clone(),
             });
@@ -494,13 +589,23 @@ impl BertEncoder {
         pgraphrag_core::Embeddings::new(self.hidden, out).map_err(|e| Error::Compute(e.to_string()))
     }
 
-    /// One padded batch through the model; returns `b x hidden` floats.
+    /// One batch through the model; returns `b x hidden` floats.
     fn forward<'a>(
         &self,
         encs: impl Iterator<Item = &'a tokenizers::Encoding> + Clone,
         b: usize,
         pooling: Pooling,
     ) -> Result<Vec<f32>> {
+        let (model, pooler) = match &self.model {
+            Model::Native(n) => {
+                let seqs: Vec<(&[u32], &[u32])> =
+                    encs.map(|e| (e.get_ids(), e.get_type_ids())).collect();
+                let mut out = vec![0f32; b * self.hidden];
+                n.forward(&seqs, pooling, &mut out)?;
+                return Ok(out);
+            }
+            Model::Candle { model, pooler } => (model, pooler),
+        };
         let len = encs.clone().map(|e| e.get_ids().len()).max().unwrap_or(0);
         let mut ids = vec![self.pad_id; b * len];
         let mut types = vec![0u32; b * len];
@@ -515,10 +620,7 @@ impl BertEncoder {
         }
         let t = |v: Vec<u32>| Tensor::from_vec(v, (b, len), &self.device).map_err(compute);
         let (ids, types, mask) = (t(ids)?, t(types)?, t(mask)?);
-        let hidden = self
-            .model
-            .forward(&ids, &types, Some(&mask))
-            .map_err(compute)?;
+        let hidden = model.forward(&ids, &types, Some(&mask)).map_err(compute)?;
         let pooled = match pooling {
             Pooling::Mean => {
                 let m = mask
@@ -539,7 +641,7 @@ impl BertEncoder {
             }
             Pooling::Cls => hidden.i((.., 0)).map_err(compute)?,
             Pooling::Pooler => {
-                let lin = self.pooler.as_ref().ok_or_else(|| Error::MissingPooler {
+                let lin = pooler.as_ref().ok_or_else(|| Error::MissingPooler {
                     path: self.dir.clone(),
                 })?;
                 let cls = hidden.i((.., 0)).map_err(compute)?;

@@ -1,5 +1,6 @@
-//! Dense retrieval: a BERT mean-pooling encoder (Contriever recipe) on candle, an embedding
-//! cache, snippet ranking and fusion.
+//! Dense retrieval: a BERT mean-pooling encoder (Contriever recipe) with a native CPU forward
+//! pass (padding-free batches, AVX-512 kernels picked at run time) or candle (CPU option, GPU),
+//! an embedding cache, snippet ranking and fusion.
 //!
 //! * [`BertEncoder`]: any BERT checkpoint folder (`config.json`, `model.safetensors` or
 //!   `pytorch_model.bin`, `tokenizer.json` or `vocab.txt`) with [`Pooling::Mean`] (masked
@@ -7,6 +8,7 @@
 //!   PGraphRAG's released notebook embeds documents) or [`Pooling::Cls`]; implements
 //!   [`pgraphrag_core::Encoder`]. all-MiniLM-L6-v2 is the shipped default
 //!   (`scripts/fetch-minilm.sh`); a `facebook/contriever` folder drops in unchanged.
+//!   [`EncoderBackend`] picks the CPU forward pass (native by default, or candle).
 //! * [`EmbeddingCache`] + [`encode_corpus`]: embeddings persisted in SQLite, keyed by the
 //!   model's fingerprint, the pooling and the text's sha256.
 //! * [`DenseRetriever`]: the [`pgraphrag_core::Retriever`], cosine (PGraphRAG) or dot
@@ -17,11 +19,15 @@
 
 mod cache;
 mod encoder;
+mod kernels;
+mod native;
 mod retriever;
 mod snippet;
 
 pub use cache::{EmbeddingCache, encode_corpus, text_key};
-pub use encoder::{BertEncoder, DenseDevice, EncoderOptions, Pooling, l2_normalize};
+pub use encoder::{
+    BertEncoder, DenseDevice, EncoderBackend, EncoderOptions, Pooling, l2_normalize,
+};
 pub use retriever::{DenseOptions, DenseRetriever, DenseRetrieverBuilder, Similarity};
 pub use snippet::{
     RankDocBySnpt, RankDocDense, Rrf, SNIPPET_MIN_CHARS, SnippetHit, SnippetRanker, Splitter,

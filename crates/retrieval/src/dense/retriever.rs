@@ -7,7 +7,7 @@ use std::sync::RwLock;
 use pgraphrag_core::Scored;
 
 use super::cache::{EmbeddingCache, encode_corpus, text_key};
-use super::encoder::{BertEncoder, DenseDevice, EncoderOptions, Pooling};
+use super::encoder::{BertEncoder, DenseDevice, EncoderBackend, EncoderOptions, Pooling};
 use crate::{Error, Result};
 
 /// How a query vector scores a document vector.
@@ -39,6 +39,8 @@ pub struct DenseOptions {
     pub cache: Option<PathBuf>,
     /// Where to run. Default the CPU.
     pub device: DenseDevice,
+    /// The CPU forward pass. Default [`EncoderBackend::Native`].
+    pub backend: EncoderBackend,
 }
 
 impl Default for DenseOptions {
@@ -51,6 +53,7 @@ impl Default for DenseOptions {
             max_length: None,
             cache: None,
             device: DenseDevice::Cpu,
+            backend: EncoderBackend::Native,
         }
     }
 }
@@ -108,6 +111,11 @@ impl DenseRetrieverBuilder {
         self.opts.device = d;
         self
     }
+    /// Sets the CPU forward pass.
+    pub fn backend(mut self, b: EncoderBackend) -> Self {
+        self.opts.backend = b;
+        self
+    }
     /// Replaces all options at once.
     pub fn options(mut self, o: DenseOptions) -> Self {
         self.opts = o;
@@ -123,6 +131,7 @@ impl DenseRetrieverBuilder {
                 batch_size: self.opts.batch_size,
                 max_length: self.opts.max_length,
                 device: self.opts.device,
+                backend: self.opts.backend,
             },
         )?;
         let cache = match &self.opts.cache {
