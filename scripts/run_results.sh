@@ -82,7 +82,8 @@ for ds, task, head, tab, st in rows:
     col, lower = head[1], head[1].lower() in ("mae", "rmse")
     def best(prefix):
         vals = [(float(v[0]), k) for k, v in tab.items() if k.startswith(prefix) and v[0] not in ("", "nan")]
-        return (min if lower else max)(vals) if vals else None
+        # Ties go to the first row (the smallest k).
+        return (min if lower else max)(vals, key=lambda t: t[0]) if vals else None
     b, u, nr = best("both_"), best("user_"), best("none_")
     if b and u and nr:
         out.append(f"{col}: best PGraphRAG `{b[1]}` {b[0]:g}, best LaMP `{u[1]}` {u[0]:g}, no retrieval {nr[0]:g} "
