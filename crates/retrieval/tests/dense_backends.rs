@@ -6,6 +6,8 @@
 //! root (`scripts/fetch-minilm.sh`). These tests FAIL when it is missing.
 #![cfg(feature = "dense")]
 
+mod common;
+use common::b64;
 use std::path::{Path, PathBuf};
 
 use pgraphrag_retrieval::dense::{BertEncoder, EncoderBackend, EncoderOptions, Pooling};
@@ -51,31 +53,6 @@ fn fixture() -> (Vec<String>, usize, Vec<f32>) {
     let dim = v["dim"].as_u64().expect("dim") as usize;
     let mean = b64(v["mean"].as_str().expect("mean"));
     (texts, dim, mean)
-}
-
-fn b64(s: &str) -> Vec<f32> {
-    let val = |c: u8| -> u32 {
-        match c {
-            b'A'..=b'Z' => (c - b'A') as u32,
-            b'a'..=b'z' => (c - b'a' + 26) as u32,
-            b'0'..=b'9' => (c - b'0' + 52) as u32,
-            b'+' => 62,
-            b'/' => 63,
-            _ => panic!("bad base64 byte {c}"),
-        }
-    };
-    let bytes: Vec<u8> = s.bytes().filter(|c| *c != b'=').collect();
-    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
-    for ch in bytes.chunks(4) {
-        let mut n = 0u32;
-        for (i, c) in ch.iter().enumerate() {
-            n |= val(*c) << (18 - 6 * i);
-        }
-        out.extend_from_slice(&n.to_be_bytes()[1..1 + ch.len() - 1]);
-    }
-    out.chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
 }
 
 /// (min cosine, max |Δ|) over rows.
