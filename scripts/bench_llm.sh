@@ -5,7 +5,8 @@
 #   scripts/bench_llm.sh [MODEL] [THREADS]      (defaults: models/SmolLM2-135M-Instruct.Q4_1.gguf, 2)
 #   NATIVE_ONLY=1 skips the two candle rows; TG, REPS override the defaults.
 #   Rows: llama.cpp; native (default: 8-bit activations when decoding, as llama.cpp and candle);
-#   native-f32 (f32 activations); candle as stored; candle with Q8_0 weights.
+#   native-f32 (f32 activations); native-gemm (the gemm crate for prompts instead of the row-wise
+#   kernels); candle as stored; candle with Q8_0 weights.
 #
 # llama.cpp comes from the prebuilt PyPI wheel `cyllama==0.2.18` (installed into .cache/bench-venv
 # on first use). Both engines get the same prompt (a ChatML-formatted raw prompt of ~400 tokens),
@@ -57,6 +58,7 @@ for r in $(seq 1 "$REPS"); do
       --threads "$THREADS" --tg "$TG" --reps 1 >> "$WORK/results.jsonl"
   "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 --engine native >> "$WORK/results.jsonl"
   "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 --engine native --f32-activations >> "$WORK/results.jsonl"
+  "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 --engine native --prefill gemm >> "$WORK/results.jsonl"
   if [ -z "${NATIVE_ONLY:-}" ]; then
     "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 --engine candle >> "$WORK/results.jsonl"
     "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 --engine candle --q8 >> "$WORK/results.jsonl"

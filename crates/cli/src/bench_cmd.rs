@@ -22,7 +22,7 @@ use pgraphrag_eval::{
 use pgraphrag_graph::GraphOptions;
 use pgraphrag_llm::{
     Activations, ContextOverflow, Engine, GgufModel, GgufOptions, OpenAiClient, OpenAiOptions,
-    WeightFormat, default_model_path,
+    Prefill, WeightFormat, default_model_path,
 };
 use pgraphrag_prompt::extract::ExtractOptions;
 use pgraphrag_prompt::pgraphrag::{Language, Mode, Task};
@@ -55,6 +55,16 @@ pub enum ActivationsArg {
     Q8,
     /// f32 activations (most precise; how docs/results was generated).
     F32,
+}
+
+/// How the native engine processes prompts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PrefillArg {
+    /// Packed kernels whose per-token results do not depend on the batch: a prefix shared
+    /// with a recent prompt is reused (bit-identically).
+    Rowwise,
+    /// The `gemm` crate, no reuse (how the title tables of docs/results were generated).
+    Gemm,
 }
 
 /// Which implementation runs a local model.
@@ -150,9 +160,13 @@ pub struct Args {
     /// The native engine's decoding arithmetic (part of the cache key).
     #[arg(long, value_enum, default_value = "q8")]
     pub activations: ActivationsArg,
-    /// Prompts generated together (the native engine decodes them in one batch; answers are
-    /// identical to one at a time). Each batch is cached before the next starts.
-    #[arg(long, default_value_t = 8)]
+    /// The native engine's prompt processing (part of the cache key).
+    #[arg(long, value_enum, default_value = "rowwise")]
+    pub prefill: PrefillArg,
+    /// Prompts handed to the model per call: the native engine decodes up to 8 of them at a
+    /// time and starts the next as one finishes (answers are identical to one at a time).
+    /// Each call's answers are cached before the next call starts.
+    #[arg(long, default_value_t = 32)]
     pub batch: usize,
     /// Keep master_eval.py's never-matching `**Review title:** ""` check in extraction.
     #[arg(long)]
@@ -237,6 +251,10 @@ fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
             ActivationsArg::Q8 => Activations::Q8,
             ActivationsArg::F32 => Activations::F32,
         },
+        prefill: match args.prefill {
+            PrefillArg::Rowwise => Prefill::Rowwise,
+            PrefillArg::Gemm => Prefill::Gemm,
+        },
         ..Default::default()
     };
     let model = GgufModel::load(&path, opts)
@@ -251,8 +269,13 @@ fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
         Some(Activations::Q8) => ":q8-activations",
         _ => "",
     };
+    // Likewise the gemm prompt path keeps the id it had before the row-wise one existed.
+    let pf = match model.prefill() {
+        Some(Prefill::Rowwise) => ":rowwise-prefill",
+        _ => "",
+    };
     let id = format!(
-        "gguf:{file}:{size}:{:?}:{:?}{act}",
+        "gguf:{file}:{size}:{:?}:{:?}{act}{pf}",
         args.weights,
         model.engine()
     );

@@ -3,16 +3,17 @@
 //!
 //! ```sh
 //! RAYON_NUM_THREADS=2 cargo run --release -p pgraphrag-llm --example bench_llm -- \
-//!     --model models/SmolLM2-135M-Instruct.Q4_1.gguf --prompt-file prompt.txt --tg 64 --reps 3 [--q8] [--engine native|candle] [--f32-activations]
+//!     --model models/SmolLM2-135M-Instruct.Q4_1.gguf --prompt-file prompt.txt --tg 64 --reps 3 [--q8] [--engine native|candle] [--f32-activations] [--prefill rowwise|gemm]
 //! ```
 //! The prompt text is fed as a raw prompt (tokenized exactly as llama.cpp does, see the
-//! tokenizer test); the KV cache is reset per repetition; decode tokens/s counts the tokens
+//! tokenizer test); the KV cache is reset per repetition (and the prefix cache of
+//! `Prefill::Rowwise` cleared, so every repetition processes the whole prompt); decode tokens/s counts the tokens
 //! after the first over their time.
 
 use std::path::PathBuf;
 
 use pgraphrag_core::{GenParams, Prompt};
-use pgraphrag_llm::{Activations, Engine, GgufModel, GgufOptions, WeightFormat};
+use pgraphrag_llm::{Activations, Engine, GgufModel, GgufOptions, Prefill, WeightFormat};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut model = pgraphrag_llm::default_model_path();
@@ -20,6 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut tg, mut reps, mut q8) = (64usize, 3usize, false);
     let mut engine = Engine::Auto;
     let mut activations = Activations::Q8;
+    let mut prefill = Prefill::Rowwise;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = || args.next().ok_or_else(|| format!("{a} needs a value"));
@@ -30,6 +32,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--reps" => reps = val()?.parse()?,
             "--q8" => q8 = true,
             "--f32-activations" => activations = Activations::F32,
+            "--prefill" => {
+                prefill = match val()?.as_str() {
+                    "rowwise" => Prefill::Rowwise,
+                    "gemm" => Prefill::Gemm,
+                    e => return Err(format!("unknown prefill {e}").into()),
+                }
+            }
             "--engine" => {
                 engine = match val()?.as_str() {
                     "native" => Engine::Native,
@@ -53,10 +62,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         engine,
         activations,
+        prefill,
         ..Default::default()
     };
     let name = format!(
-        "{}{}{}",
+        "{}{}{}{}",
         if engine == Engine::Candle {
             "candle"
         } else {
@@ -65,6 +75,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if q8 { "-q8_0" } else { "" },
         if engine != Engine::Candle && activations == Activations::F32 {
             "-f32"
+        } else {
+            ""
+        },
+        if engine != Engine::Candle && prefill == Prefill::Gemm {
+            "-gemm"
         } else {
             ""
         }
@@ -80,6 +95,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..Default::default()
     };
     for rep in 0..reps {
+        m.clear_prefix_cache();
         let g = m.generate_tokens(ids.clone(), &params)?;
         println!(
             "{}",

@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 pub use error::{LlmError, Result};
 pub use gguf::{
     Activations, Architecture, ContextOverflow, DeviceChoice, Engine, FinishReason, Generation,
-    GgufModel, GgufOptions, WeightFormat,
+    GgufModel, GgufOptions, Prefill, WeightFormat,
 };
 pub use openai::{Completion, OpenAiClient, OpenAiOptions};
 pub use template::ChatTemplate;

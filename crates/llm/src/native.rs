@@ -34,8 +34,9 @@ use gemm::Parallelism;
 use rayon::prelude::*;
 
 use crate::error::{LlmError, Result};
-use crate::gguf::Activations;
+use crate::gguf::{Activations, Prefill};
 
+mod prefill;
 mod q8;
 
 fn invalid(path: &Path, reason: impl Into<String>) -> LlmError {
@@ -564,11 +565,13 @@ mod kernels {
 // ---------------------------------------------------------------------------------------------
 
 /// A linear layer: stored blocks for matrix-vector products (and their 8-bit-activation
-/// repacking when [`Activations::Q8`] is on), an f32 copy for matrix-matrix.
+/// repacking when [`Activations::Q8`] is on), an f32 copy for prompts: row-major for
+/// [`Prefill::Gemm`], packed in panels for [`Prefill::Rowwise`].
 struct Linear {
     q: QRows,
     i8: Option<q8::I8Rows>,
     dense: Vec<f32>,
+    packed: Option<prefill::Packed>,
 }
 
 struct Layer {
@@ -582,7 +585,7 @@ struct Layer {
     down: Linear,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct KvCache {
     /// `[pos][kv_head][head_dim]`.
     k: Vec<f32>,
@@ -623,6 +626,12 @@ pub(crate) struct NativeLlama {
     cos: Vec<f32>,
     sin: Vec<f32>,
     k: Kernels,
+    /// How prompts are processed.
+    prefill: Prefill,
+    /// The row-wise prompt kernels ([`Prefill::Rowwise`]).
+    pk: prefill::Kernels,
+    /// Recent prompts and their KV caches ([`Prefill::Rowwise`] only), most recent last.
+    prefixes: Vec<(Vec<u32>, Seq)>,
     /// The threads of this model. Work runs inside [`Self::install`], so the calling thread
     /// is one of the pool's workers and each parallel region is a cheap fork-join instead of
     /// a hand-off to sleeping threads.
@@ -630,7 +639,7 @@ pub(crate) struct NativeLlama {
 }
 
 /// The state of one sequence: its KV cache and length.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Seq {
     cache: Vec<KvCache>,
     len: usize,
@@ -645,7 +654,38 @@ impl Seq {
             c.v.clear();
         }
     }
+
+    /// Positions held.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// A copy of the first `n` positions.
+    fn prefix(&self, n: usize) -> Seq {
+        let n = n.min(self.len);
+        Seq {
+            cache: self
+                .cache
+                .iter()
+                .map(|c| {
+                    let per = c.k.len().checked_div(self.len).unwrap_or(0);
+                    KvCache {
+                        k: c.k[..n * per].to_vec(),
+                        v: c.v[..n * per].to_vec(),
+                    }
+                })
+                .collect(),
+            len: n,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.cache.iter().map(|c| (c.k.len() + c.v.len()) * 4).sum()
+    }
 }
+
+/// Memory kept for the KV caches of recent prompts under [`Prefill::Rowwise`].
+const PREFIX_CACHE_BYTES: usize = 512 << 20;
 
 fn md_u32(ct: &Content, key: &str) -> Option<usize> {
     ct.metadata
@@ -664,6 +704,7 @@ impl NativeLlama {
         r: &mut R,
         path: &Path,
         act: Activations,
+        pf: Prefill,
     ) -> Result<Self> {
         let need =
             |k: &str| md_u32(ct, k).ok_or_else(|| invalid(path, format!("missing metadata `{k}`")));
@@ -758,12 +799,25 @@ impl NativeLlama {
             let wd = get(&p("ffn_down"))?;
             check(&wd, &p("ffn_down"), n_embd, n_ff)?;
             let lin = |q: QRows| {
-                let dense = q.dense();
+                let mut dense = q.dense();
                 let i8 = match act {
                     Activations::Q8 => q8::I8Rows::from_qrows(&q),
                     Activations::F32 => None,
                 };
-                Linear { q, i8, dense }
+                let packed = match pf {
+                    Prefill::Rowwise => {
+                        let p = prefill::Packed::new(&dense, q.rows, q.cols);
+                        dense = Vec::new();
+                        Some(p)
+                    }
+                    Prefill::Gemm => None,
+                };
+                Linear {
+                    q,
+                    i8,
+                    dense,
+                    packed,
+                }
             };
             layers.push(Layer {
                 attn_norm,
@@ -812,6 +866,13 @@ impl NativeLlama {
             cos: Vec::new(),
             sin: Vec::new(),
             k: kernels::best(),
+            prefill: pf,
+            pk: if std::env::var_os("PGRAPHRAG_NATIVE_PLAIN").is_some() {
+                prefill::available().last().expect("plain kernels").1
+            } else {
+                prefill::available()[0].1
+            },
+            prefixes: Vec::new(),
             pool: std::sync::Arc::new(
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(rayon::current_num_threads())
@@ -845,6 +906,42 @@ impl NativeLlama {
         }
     }
 
+    /// A sequence holding the longest prefix of `ids` (at most all but its last token) whose KV
+    /// cache a recent prompt left ([`Self::remember`]); empty without [`Prefill::Rowwise`],
+    /// whose results do not depend on where a prompt is split.
+    pub(crate) fn cached_prefix(&self, ids: &[u32]) -> Seq {
+        let best = self
+            .prefixes
+            .iter()
+            .map(|(toks, seq)| {
+                let n = toks.iter().zip(ids).take_while(|(a, b)| a == b).count();
+                (n.min(ids.len().saturating_sub(1)).min(seq.len), seq)
+            })
+            .max_by_key(|(n, _)| *n);
+        match best {
+            Some((n, seq)) if n > 0 && self.prefill == Prefill::Rowwise => seq.prefix(n),
+            _ => self.new_seq(),
+        }
+    }
+
+    /// Keeps the KV cache of a processed prompt `ids` (`seq` before any decoding) for
+    /// [`Self::cached_prefix`], dropping the oldest beyond a memory budget.
+    pub(crate) fn remember(&mut self, ids: &[u32], seq: &Seq) {
+        if self.prefill != Prefill::Rowwise || seq.len != ids.len() {
+            return;
+        }
+        self.prefixes.push((ids.to_vec(), seq.clone()));
+        let mut total: usize = self.prefixes.iter().map(|(_, s)| s.bytes()).sum();
+        while total > PREFIX_CACHE_BYTES && !self.prefixes.is_empty() {
+            total -= self.prefixes.remove(0).1.bytes();
+        }
+    }
+
+    /// Forgets the KV caches of earlier prompts.
+    pub(crate) fn clear_prefixes(&mut self) {
+        self.prefixes.clear();
+    }
+
     /// Makes the RoPE tables cover positions `0..n` (call before [`Self::step`] from `&self`).
     pub(crate) fn reserve(&mut self, n: usize) {
         self.ensure_rope(n);
@@ -857,7 +954,8 @@ impl NativeLlama {
         self.ensure_rope(end);
         let mut seq = std::mem::take(&mut self.seq);
         let pool = self.pool.clone();
-        let r = pool.install(|| self.step(&mut [&mut seq], &[tokens]));
+        let prefill = tokens.len() > 1;
+        let r = pool.install(|| self.step(&mut [&mut seq], &[tokens], prefill));
         self.seq = seq;
         r.map(|mut v| v.pop().unwrap_or_default())
     }
@@ -897,13 +995,15 @@ impl NativeLlama {
         }
     }
 
-    /// `y (t × rows) = x (t × cols) · Wᵀ`: one sequence's prompt (`gemm` on the f32 copy) or
-    /// one token of each of `t` sequences (the stored blocks).
+    /// `y (t × rows) = x (t × cols) · Wᵀ`: one sequence's prompt (the packed row-wise kernel,
+    /// or `gemm` on the f32 copy) or one token of each of `t` sequences (the stored blocks).
     fn linear(&self, lin: &Linear, x: &[f32], t: usize, prompt: bool, y: &mut [f32]) {
         let (rows, cols) = (lin.q.rows, lin.q.cols);
         debug_assert_eq!(x.len(), t * cols);
         debug_assert_eq!(y.len(), t * rows);
-        if prompt && t >= GEMM_MIN_ROWS {
+        if let (true, Some(p)) = (prompt, &lin.packed) {
+            prefill::matmul(self.pk.block, p, x, t, y);
+        } else if prompt && t >= GEMM_MIN_ROWS {
             // SAFETY: the pointers cover t×cols, rows×cols and t×rows f32 values with the
             // strides given (row-major x and y, W read as its transpose).
             unsafe {
@@ -983,21 +1083,25 @@ impl NativeLlama {
     }
 
     /// One step over several sequences: either one sequence with any number of new tokens
-    /// (a prompt), or several sequences with one new token each (batched decoding). Appends
-    /// to each sequence's KV cache and returns each sequence's logits after its last token.
-    /// The RoPE tables must already cover the new positions ([`Self::reserve`]).
+    /// (`prompt`: prompt processing), or sequences with one new token each (decoding, batched
+    /// when there are several). Appends to each sequence's KV cache and returns each
+    /// sequence's logits after its last token. The RoPE tables must already cover the new
+    /// positions ([`Self::reserve`]).
     pub(crate) fn step(
         &self,
         seqs: &mut [&mut Seq],
         tokens: &[&[u32]],
+        prompt: bool,
     ) -> std::result::Result<Vec<Vec<f32>>, String> {
         let c = self.cfg;
         if seqs.len() != tokens.len() || seqs.is_empty() {
             return Err("one token list per sequence is needed".into());
         }
-        let prompt = seqs.len() == 1;
+        if prompt && seqs.len() != 1 {
+            return Err("a prompt step takes one sequence".into());
+        }
         if !prompt && tokens.iter().any(|t| t.len() != 1) {
-            return Err("batched steps take exactly one token per sequence".into());
+            return Err("decoding steps take exactly one token per sequence".into());
         }
         let t: usize = tokens.iter().map(|t| t.len()).sum();
         if t == 0 {
@@ -1063,7 +1167,11 @@ impl NativeLlama {
                 }
                 r0 += n;
             }
-            if t == seqs.len() {
+            if prompt && self.prefill == Prefill::Rowwise {
+                let s = &mut seqs[0];
+                let cache = &s.cache[li];
+                self.attention_rowwise(&qkv, &cache.k, &cache.v, t, s.len, scale, &mut att);
+            } else if t == seqs.len() {
                 // One new token per sequence: every (sequence, head) pair in parallel.
                 let caches: Vec<(&[f32], &[f32])> = seqs
                     .iter()
@@ -1129,6 +1237,55 @@ impl NativeLlama {
             let mut s = vec![0f32; l];
             (self.k.attend)(qh, kc, vc, kv_dim, kvh * hd, scale, &mut s, o);
         });
+    }
+
+    /// [`Self::attention`] for [`Prefill::Rowwise`]: each (query, head) pair is computed over
+    /// its causal positions by [`prefill::Kernels::attend`] (keys transposed once per KV head),
+    /// so a row's result does not depend on the other rows of the call.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_rowwise(
+        &self,
+        qkv: &[f32],
+        kc: &[f32],
+        vc: &[f32],
+        t: usize,
+        p0: usize,
+        scale: f32,
+        out: &mut [f32],
+    ) {
+        let c = self.cfg;
+        let (hd, q_dim, kv_dim) = (c.head_dim, c.n_head * c.head_dim, c.n_kv_head * c.head_dim);
+        let qkv_dim = q_dim + 2 * kv_dim;
+        let group = c.n_head / c.n_kv_head;
+        debug_assert_eq!(out.len(), t * q_dim);
+        let l = p0 + t;
+        let kts: Vec<(Vec<f32>, usize)> = (0..c.n_kv_head)
+            .into_par_iter()
+            .map(|kvh| prefill::transpose_keys(kc, l, kv_dim, kvh * hd, hd))
+            .collect();
+        let attend = self.pk.attend;
+        out.par_chunks_mut(hd)
+            .enumerate()
+            .for_each_init(Vec::new, |s: &mut Vec<f32>, (idx, o)| {
+                let (i, h) = (idx / c.n_head, idx % c.n_head);
+                let n = p0 + i + 1;
+                if s.len() < n {
+                    s.resize(n, 0.0);
+                }
+                let q = &qkv[i * qkv_dim + h * hd..i * qkv_dim + (h + 1) * hd];
+                let (kt, lp) = &kts[h / group];
+                attend(
+                    q,
+                    kt,
+                    *lp,
+                    vc,
+                    kv_dim,
+                    (h / group) * hd,
+                    scale,
+                    &mut s[..n],
+                    o,
+                );
+            });
     }
 
     /// Causal grouped-query attention of the `t > 1` new queries of one sequence against its
@@ -1367,5 +1524,49 @@ mod tests {
         assert!((s.iter().sum::<f32>() - 1.0).abs() < 1e-6);
         assert_eq!(s[3], 0.0);
         assert!(s[2] > s[1] && s[1] > s[0]);
+    }
+
+    /// Under `Prefill::Rowwise`, a prompt processed in two pieces (the first from a cached
+    /// prefix) leaves exactly the KV cache and logits of processing it at once.
+    #[test]
+    fn split_prompts_are_bit_identical() {
+        let path = crate::default_model_path();
+        assert!(
+            path.exists(),
+            "SmolLM2 model {} is missing: run scripts/fetch-llms.sh --smollm-only",
+            path.display()
+        );
+        let mut f = std::fs::File::open(&path).unwrap();
+        let ct = Content::read(&mut f).unwrap();
+        let mut m =
+            NativeLlama::load(&ct, &mut f, &path, Activations::F32, Prefill::Rowwise).unwrap();
+        let ids: Vec<u32> = (0..300u32).map(|i| (i * 7919 + 13) % 40000 + 100).collect();
+        m.reserve(ids.len() + 1);
+        let pool = m.pool();
+        pool.install(|| {
+            let mut whole = m.new_seq();
+            let want = m.step(&mut [&mut whole], &[&ids], true).unwrap();
+            for cut in [1, 37, 128, 299] {
+                let mut a = m.new_seq();
+                m.step(&mut [&mut a], &[&ids[..cut]], true).unwrap();
+                let got = m.step(&mut [&mut a], &[&ids[cut..]], true).unwrap();
+                assert!(got == want, "logits after a split at {cut}");
+                for (x, y) in a.cache.iter().zip(&whole.cache) {
+                    assert!(x.k == y.k && x.v == y.v, "KV cache after a split at {cut}");
+                }
+            }
+            // Through the prefix cache: a prompt sharing 200 tokens reuses them.
+            m.remember(&ids, &whole);
+            let mut other = ids[..200].to_vec();
+            other.extend([5u32, 6, 7]);
+            let mut s = m.cached_prefix(&other);
+            assert_eq!(s.len(), 200);
+            let got = m.step(&mut [&mut s], &[&other[200..]], true).unwrap();
+            let mut fresh = m.new_seq();
+            let want = m.step(&mut [&mut fresh], &[&other], true).unwrap();
+            assert!(got == want, "logits through the prefix cache");
+            // The whole prompt again: all but its last token are reused.
+            assert_eq!(m.cached_prefix(&ids).len(), ids.len() - 1);
+        });
     }
 }
