@@ -6,7 +6,11 @@
 //!   `qwen2`, `qwen3`), with a tokenizer rebuilt faithfully from the GGUF metadata (or a
 //!   `tokenizer.json`), the chat template the model declares ([`ChatTemplate`]), greedy or
 //!   seeded temperature / top-p sampling, stop tokens and stop strings, a KV cache reset per
-//!   prompt, CPU by default and CUDA behind the `cuda` feature.
+//!   prompt, CPU by default and CUDA behind the `cuda` feature. Llama-family models run on a
+//!   native CPU engine by default ([`Engine`]): 8-bit or f32 decoding arithmetic
+//!   ([`Activations`]), row-wise prompt kernels that reuse the KV cache of a prefix shared with
+//!   a recent prompt, bit-identically ([`Prefill`]), and continuous batched decoding
+//!   ([`GgufModel::generate_batch_full`]).
 //! - [`OpenAiClient`]: any OpenAI-compatible chat-completions server, with timeouts and
 //!   retries with exponential backoff on 429, 5xx and connection failures.
 //!
