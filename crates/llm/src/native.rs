@@ -1411,6 +1411,37 @@ mod tests {
             .collect()
     }
 
+    /// Causal attention of one query over `n` positions in f64: `softmax(scale·q·k_j)·v_j`,
+    /// with `k_j = kc[j·stride + off..][..q.len()]` (and `v_j` likewise).
+    pub(super) fn attention_reference(
+        q: &[f32],
+        kc: &[f32],
+        vc: &[f32],
+        n: usize,
+        stride: usize,
+        off: usize,
+        scale: f64,
+    ) -> Vec<f64> {
+        let hd = q.len();
+        let sc: Vec<f64> = (0..n)
+            .map(|j| {
+                (0..hd)
+                    .map(|i| q[i] as f64 * kc[j * stride + off + i] as f64)
+                    .sum::<f64>()
+                    * scale
+            })
+            .collect();
+        let m = sc.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let z: f64 = sc.iter().map(|x| (x - m).exp()).sum();
+        (0..hd)
+            .map(|i| {
+                (0..n)
+                    .map(|j| (sc[j] - m).exp() / z * vc[j * stride + off + i] as f64)
+                    .sum()
+            })
+            .collect()
+    }
+
     pub(super) fn quantized(rows: usize, cols: usize, dtype: GgmlDType, seed: u64) -> QTensor {
         let v = pseudo_random(rows * cols, seed);
         let t = Tensor::from_vec(v, (rows, cols), &Device::Cpu).unwrap();
@@ -1473,21 +1504,9 @@ mod tests {
         for (name, k) in kernels::available() {
             let (mut s, mut o) = (vec![0f32; l], vec![0f32; hd]);
             (k.attend)(&q, &kc, &vc, stride, hd, 0.125, &mut s, &mut o);
-            // Reference in f64.
-            let sc: Vec<f64> = (0..l)
-                .map(|j| {
-                    (0..hd)
-                        .map(|i| q[i] as f64 * kc[j * stride + hd + i] as f64)
-                        .sum::<f64>()
-                        * 0.125
-                })
-                .collect();
-            let m = sc.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            let z: f64 = sc.iter().map(|x| (x - m).exp()).sum();
+            let want = attention_reference(&q, &kc, &vc, l, stride, hd, 0.125);
             for i in 0..hd {
-                let want: f64 = (0..l)
-                    .map(|j| (sc[j] - m).exp() / z * vc[j * stride + hd + i] as f64)
-                    .sum();
+                let want = want[i];
                 assert!(
                     (o[i] as f64 - want).abs() < 1e-5,
                     "{name} {i}: {} vs {want}",

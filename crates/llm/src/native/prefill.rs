@@ -441,20 +441,10 @@ mod attention_tests {
             }
             // And it is attention: compare with an f64 reference.
             let o = first.unwrap();
-            let sc: Vec<f64> = (0..n)
-                .map(|j| {
-                    (0..hd)
-                        .map(|d| q[d] as f64 * kc[j * stride + off + d] as f64)
-                        .sum::<f64>()
-                        * 0.125
-                })
-                .collect();
-            let m = sc.iter().cloned().fold(f64::MIN, f64::max);
-            let z: f64 = sc.iter().map(|x| (x - m).exp()).sum();
+            let want =
+                super::super::tests::attention_reference(&q, &kc, &vc, n, stride, off, 0.125);
             for d in 0..hd {
-                let want: f64 = (0..n)
-                    .map(|j| (sc[j] - m).exp() / z * vc[j * stride + off + d] as f64)
-                    .sum();
+                let want = want[d];
                 assert!(
                     (o[d] as f64 - want).abs() < 1e-4,
                     "{n}: dim {d}: {} vs {want}",
