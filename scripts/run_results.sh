@@ -81,8 +81,14 @@ for ds, task, head, tab, st in rows:
     out.append("")
     out.append("| mode_k | " + " | ".join(head[1:]) + " |")
     out.append("|---|" + "---:|" * (len(head) - 1))
+    def cell(x):
+        # The CSV keeps the shortest exact form (0.1); the table shows three decimals throughout.
+        try:
+            return f"{float(x):.3f}"
+        except ValueError:
+            return x
     for k, v in tab.items():
-        out.append(f"| {k} | " + " | ".join(v) + " |")
+        out.append(f"| {k} | " + " | ".join(cell(x) for x in v) + " |")
     out.append("")
     # PGraphRAG against LaMP (user) and no retrieval, on the first metric column.
     col, lower = head[1], head[1].lower() in ("mae", "rmse")
