@@ -54,6 +54,12 @@ print(json.dumps({"dataset": ds, "task": task, "users": int(n), "generation_s": 
 PY
   done
 done
+# One bar chart per table (`pgraphrag plot`), embedded in README.md below.
+for csv in docs/results/*_dev_*.csv; do
+  b=$(basename "$csv" .csv); ds=${b%%_*}; task=${b##*_}
+  "$BIN" plot --csv "$csv" --out "docs/results/$b.svg" \
+    --title "$ds dev, $task: SmolLM2-135M-Instruct, BM25" 2>/dev/null
+done
 python3 - <<'PY'
 import csv, glob, json, os
 rows = []
@@ -79,6 +85,9 @@ for ds, task, head, tab, st in rows:
     secs = st.get("generation_s", st.get("wall_s"))
     out.append(f"## {ds} dev, {task} ({st['users']} users, {st['run'].get('unique_prompts', '?')} distinct prompts, {secs} s of generation)")
     out.append("")
+    if os.path.exists(f"docs/results/{ds}_dev_{task}.svg"):
+        out.append(f"![{ds} {task}: bar chart of the table below]({ds}_dev_{task}.svg)")
+        out.append("")
     out.append("| mode_k | " + " | ".join(head[1:]) + " |")
     out.append("|---|" + "---:|" * (len(head) - 1))
     def cell(x):

@@ -6,7 +6,7 @@
 //! `--limit` users' profiles with BM25 (the released notebook's semantics, as `pgraphrag
 //! rank`) → for each user and each (mode, k) build the prompt → generate each distinct
 //! prompt once through the SQLite cache `DIR/cache.sqlite` (a rerun reuses every finished
-//! generation) → write `OUTPUT-*.json`, extract answers, score → `results.md`,
+//! generation) → write `OUTPUT-*.json`, extract answers, score → `results.md`, `results.svg`,
 //! `results.csv`, and the table on stdout. See `docs/bench.md`.
 
 use std::path::{Path, PathBuf};
@@ -102,7 +102,8 @@ pub struct Args {
     /// Run on the first N users of the split (neighbours still come from the whole split).
     #[arg(long)]
     pub limit: Option<usize>,
-    /// Output folder: cache.sqlite, OUTPUT-*.json, RANKING-*.json, results.md, results.csv.
+    /// Output folder: cache.sqlite, OUTPUT-*.json, RANKING-*.json, results.md, results.csv,
+    /// results.svg (a bar chart of the table).
     #[arg(long)]
     pub out: PathBuf,
     /// A GGUF model (default: models/SmolLM2-135M-Instruct.Q4_1.gguf, see
@@ -406,6 +407,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let table = score(&name, task, &outputs, &golds, &extract, scorer.as_ref())?;
     write_atomic(&args.out.join("results.md"), table.to_markdown().as_bytes())?;
     write_atomic(&args.out.join("results.csv"), table.to_csv().as_bytes())?;
+    write_atomic(&args.out.join("results.svg"), table.to_svg().as_bytes())?;
     println!("{}", table.to_markdown());
     println!("stats {}", serde_json::to_string(&stats)?);
     eprintln!(

@@ -6,9 +6,10 @@ use clap::{Parser, Subcommand};
 mod bench_cmd;
 mod embed_cmd;
 mod metrics_cmd;
+mod plot_cmd;
 mod rank_cmd;
 
-/// Personalized retrieval-augmented generation: rank profiles, score outputs, run benchmarks.
+/// Personalized retrieval-augmented generation: rank profiles, score outputs, run benchmarks, plot results.
 #[derive(Parser)]
 #[command(name = "pgraphrag", version, about)]
 struct Cli {
@@ -26,6 +27,8 @@ enum Command {
     Embed(embed_cmd::Args),
     /// Run the PGraphRAG benchmark: modes x k on one split and task, with a local or remote LLM.
     Bench(bench_cmd::Args),
+    /// Draw a results CSV (from `bench`) as an SVG bar chart: one panel per metric.
+    Plot(plot_cmd::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -34,5 +37,6 @@ fn main() -> anyhow::Result<()> {
         Command::Metrics(a) => metrics_cmd::run(a),
         Command::Embed(a) => embed_cmd::run(a),
         Command::Bench(a) => bench_cmd::run(a),
+        Command::Plot(a) => plot_cmd::run(a),
     }
 }

@@ -205,6 +205,8 @@ fn killed_run_loses_nothing_and_rerun_computes_nothing_twice() {
     assert_eq!(s3["generated"].as_u64().unwrap(), 0);
     assert_eq!(output_files(&out), files2);
     assert!(out.join("results.md").is_file() && out.join("results.csv").is_file());
+    let svg = std::fs::read_to_string(out.join("results.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("MAE (lower is better)"));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! # pgraphrag-eval
 //!
 //! Experiment grids for pgraphrag: PGraphRAG's (mode, k) grid run through a resumable,
-//! SQLite-cached generator, PGraphRAG's OUTPUT files, and results tables (Markdown/CSV).
+//! SQLite-cached generator, PGraphRAG's OUTPUT files, and results tables (Markdown/CSV/SVG).
 //!
 //! * [`GenerationCache`] / [`CachedGenerator`]: (model id, prompt, parameters) → output,
 //!   written after every generation (WAL, `synchronous=FULL`): a crash or Ctrl-C loses no
@@ -10,7 +10,8 @@
 //!   at k = 1 only), identical prompts generated once, a progress bar.
 //! * [`RunName`], [`write_output_file`]: `OUTPUT-{ds}_{split}_{task}_{MODEL}_{ranker}-{mode}_k{k}.json`.
 //! * [`ResultsTable`], [`Scorer`], [`TextScorer`] (ROUGE-1/L, METEOR), [`RatingScorer`]
-//!   (MAE/RMSE): extraction, scores, tables.
+//!   (MAE/RMSE): extraction, scores, tables (Markdown, CSV, and SVG bar charts with
+//!   [`ResultsTable::to_svg`]; [`ResultsTable::from_csv`] reads a CSV back).
 //! * [`ranked_profile`]: a `pgraphrag-data` ranking record as a prompt input.
 //!
 //! The `pgraphrag bench` command wires these to a split, BM25 ranking, a model and the
@@ -21,6 +22,7 @@ mod cache;
 mod error;
 mod grid;
 mod output;
+mod plot;
 mod table;
 
 pub use cache::{CacheStats, CachedGenerator, GenerationCache};

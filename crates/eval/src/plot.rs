@@ -1,0 +1,379 @@
+//! Results tables as SVG bar charts (no plotting dependency: the SVG is written directly).
+
+use crate::{Error, Result, ResultRow, ResultsTable};
+use std::fmt::Write as _;
+
+/// Bar colours for k = 1, 2, 4, … (colour-blind-safe, in the order the k values appear).
+const COLOURS: [&str; 6] = [
+    "#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377",
+];
+const PANEL_W: f64 = 420.0;
+const PANEL_H: f64 = 280.0;
+const LEFT: f64 = 48.0;
+const RIGHT: f64 = 12.0;
+const TOP: f64 = 58.0;
+const BOTTOM: f64 = 40.0;
+
+impl ResultsTable {
+    /// Reads a table back from the CSV that [`ResultsTable::to_csv`] writes (`mode_k,<metric>…`,
+    /// one row per grid cell). The CSV does not hold the user count or the unparsed count, so
+    /// those are 0 in the rows read. Empty and `nan` cells read as NaN.
+    ///
+    /// ```
+    /// let t = pgraphrag_eval::ResultsTable::from_csv("t", "mode_k,MAE,RMSE\nboth_k1,1.5,2.121\n").unwrap();
+    /// assert_eq!(t.columns, ["MAE", "RMSE"]);
+    /// assert_eq!(t.rows[0].values, [1.5, 2.121]);
+    /// assert!(pgraphrag_eval::ResultsTable::from_csv("t", "mode_k,MAE\nboth_k1,x\n").is_err());
+    /// ```
+    pub fn from_csv(title: impl Into<String>, csv: &str) -> Result<Self> {
+        let mut lines = csv
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty());
+        let (_, header) = lines
+            .next()
+            .ok_or_else(|| Error::InvalidInput("results CSV is empty".into()))?;
+        let mut head = header.split(',').map(str::trim);
+        if head.next() != Some("mode_k") {
+            return Err(Error::InvalidInput(format!(
+                "results CSV line 1: expected a header starting with `mode_k`, found `{header}`"
+            )));
+        }
+        let columns: Vec<String> = head.map(str::to_string).collect();
+        if columns.is_empty() {
+            return Err(Error::InvalidInput(
+                "results CSV line 1: no metric columns after `mode_k`".into(),
+            ));
+        }
+        let mut rows = Vec::new();
+        for (i, line) in lines {
+            let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+            if cells.len() != columns.len() + 1 {
+                return Err(Error::InvalidInput(format!(
+                    "results CSV line {}: {} cells, expected {} (`{line}`)",
+                    i + 1,
+                    cells.len(),
+                    columns.len() + 1
+                )));
+            }
+            let values = cells[1..]
+                .iter()
+                .map(|c| match *c {
+                    "" | "nan" | "NaN" => Ok(f64::NAN),
+                    c => c.parse::<f64>().map_err(|_| {
+                        Error::InvalidInput(format!(
+                            "results CSV line {}: `{c}` is not a number",
+                            i + 1
+                        ))
+                    }),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            rows.push(ResultRow {
+                config: cells[0].to_string(),
+                n: 0,
+                values,
+                unparsed: 0,
+            });
+        }
+        Ok(ResultsTable {
+            title: title.into(),
+            columns,
+            rows,
+        })
+    }
+
+    /// A grouped bar chart as a standalone SVG document: one panel per metric column, one group
+    /// of bars per mode (`none`, `user`, `neighbor`, `both`, `random`, in table order), one bar
+    /// per k, each bar labelled with its value (and a tooltip), and a dashed line at the
+    /// no-retrieval row (`none_*`) when there is one. Panel headings say whether higher or lower
+    /// is better (MAE and RMSE are lower-is-better). NaN values get no bar.
+    ///
+    /// ```
+    /// let t = pgraphrag_eval::ResultsTable::from_csv(
+    ///     "amazon titles",
+    ///     "mode_k,ROUGE-1\nnone_k1,0.063\nboth_k1,0.075\nboth_k2,0.069\n",
+    /// ).unwrap();
+    /// let svg = t.to_svg();
+    /// assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    /// assert!(svg.contains("both_k2: 0.069"));
+    /// ```
+    pub fn to_svg(&self) -> String {
+        // Groups (modes) in order of first appearance; series (k) sorted.
+        let mut groups: Vec<&str> = Vec::new();
+        let mut ks: Vec<(u32, String)> = Vec::new();
+        for r in &self.rows {
+            let (mode, k) = split_config(&r.config);
+            if !groups.contains(&mode) {
+                groups.push(mode);
+            }
+            if !ks.iter().any(|(_, s)| s == k) {
+                ks.push((k.parse().unwrap_or(u32::MAX), k.to_string()));
+            }
+        }
+        ks.sort();
+        let ncol = self.columns.len().max(1);
+        let width = PANEL_W * ncol as f64;
+        let height = PANEL_H + 24.0;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">"#
+        );
+        let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="18" text-anchor="middle" font-size="14" font-weight="bold">{}</text>"#,
+            width / 2.0,
+            esc(&self.title)
+        );
+        // Legend: one swatch per k.
+        let legend_w = 70.0 * ks.len() as f64;
+        for (i, (_, k)) in ks.iter().enumerate() {
+            let x = width / 2.0 - legend_w / 2.0 + 70.0 * i as f64;
+            let _ = writeln!(
+                s,
+                r#"<rect x="{x}" y="28" width="12" height="12" fill="{}"/><text x="{}" y="38">k = {}</text>"#,
+                COLOURS[i % COLOURS.len()],
+                x + 16.0,
+                esc(k)
+            );
+        }
+        for (c, name) in self.columns.iter().enumerate() {
+            self.panel(&mut s, c, name, &groups, &ks, PANEL_W * c as f64);
+        }
+        s.push_str("</svg>\n");
+        s
+    }
+
+    fn panel(
+        &self,
+        s: &mut String,
+        col: usize,
+        name: &str,
+        groups: &[&str],
+        ks: &[(u32, String)],
+        x0: f64,
+    ) {
+        let lower = matches!(name.to_ascii_uppercase().as_str(), "MAE" | "RMSE");
+        let plot_w = PANEL_W - LEFT - RIGHT;
+        let plot_h = PANEL_H - TOP - BOTTOM;
+        let (px, py) = (x0 + LEFT, 24.0 + TOP);
+        let max = self
+            .rows
+            .iter()
+            .filter_map(|r| r.values.get(col).copied())
+            .filter(|v| v.is_finite())
+            .fold(0.0f64, f64::max);
+        let (top, step) = nice_axis(max);
+        let y = |v: f64| py + plot_h - (v / top).clamp(0.0, 1.0) * plot_h;
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle" font-size="12" font-weight="bold">{} ({} is better)</text>"#,
+            px + plot_w / 2.0,
+            py - 10.0,
+            esc(name),
+            if lower { "lower" } else { "higher" }
+        );
+        // Grid lines and y tick labels.
+        let mut t = 0.0;
+        while t <= top + step * 1e-6 {
+            let yy = y(t);
+            let _ = writeln!(
+                s,
+                r##"<line x1="{px}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end" fill="#444">{}</text>"##,
+                px + plot_w,
+                px - 4.0,
+                yy + 4.0,
+                tick_label(t, step)
+            );
+            t += step;
+        }
+        let _ = writeln!(
+            s,
+            r##"<line x1="{px}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#333"/>"##,
+            py + plot_h,
+            px + plot_w,
+            py + plot_h
+        );
+        // The no-retrieval baseline as a dashed reference line across the panel.
+        if let Some(v) = self
+            .rows
+            .iter()
+            .find(|r| split_config(&r.config).0 == "none")
+            .and_then(|r| r.values.get(col).copied())
+            .filter(|v| v.is_finite())
+        {
+            let _ = writeln!(
+                s,
+                r##"<line class="baseline" x1="{px}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#555" stroke-dasharray="4 3"><title>no retrieval: {v:.3}</title></line>"##,
+                y(v),
+                px + plot_w,
+                y(v)
+            );
+        }
+        let group_w = plot_w / groups.len().max(1) as f64;
+        let bar_w = group_w * 0.8 / ks.len().max(1) as f64;
+        for (g, mode) in groups.iter().enumerate() {
+            let bars: Vec<(usize, &ResultRow)> = ks
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (_, k))| {
+                    self.rows
+                        .iter()
+                        .find(|r| split_config(&r.config) == (*mode, k.as_str()))
+                        .map(|r| (i, r))
+                })
+                .collect();
+            let gx = px + group_w * g as f64 + (group_w - bar_w * bars.len() as f64) / 2.0;
+            for (j, (i, r)) in bars.iter().enumerate() {
+                let Some(v) = r.values.get(col).copied().filter(|v| v.is_finite()) else {
+                    continue;
+                };
+                let bx = gx + bar_w * j as f64;
+                let _ = writeln!(
+                    s,
+                    r#"<rect x="{bx:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}: {v:.3}</title></rect><text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="8">{}</text>"#,
+                    y(v),
+                    (bar_w - 1.0).max(1.0),
+                    (py + plot_h - y(v)).max(0.0),
+                    COLOURS[i % COLOURS.len()],
+                    esc(&r.config),
+                    bx + bar_w / 2.0,
+                    y(v) - 2.0,
+                    value_label(v)
+                );
+            }
+            let _ = writeln!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                px + group_w * (g as f64 + 0.5),
+                py + plot_h + 16.0,
+                esc(mode)
+            );
+        }
+    }
+}
+
+/// `both_k2` → (`both`, `2`); a label without `_k` is its own group with an empty k.
+fn split_config(c: &str) -> (&str, &str) {
+    match c.rsplit_once("_k") {
+        Some((m, k)) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) => (m, k),
+        _ => (c, ""),
+    }
+}
+
+/// The axis top and tick step: 1, 2 or 5 × 10^n, four to ten ticks above `max` (> 0).
+fn nice_axis(max: f64) -> (f64, f64) {
+    if max.is_nan() || max <= 0.0 {
+        return (1.0, 0.2);
+    }
+    let raw = max / 5.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    ((max / step).ceil().max(1.0) * step, step)
+}
+
+fn tick_label(t: f64, step: f64) -> String {
+    let decimals = (-step.log10().floor()).max(0.0) as usize;
+    format!("{t:.decimals$}")
+}
+
+fn value_label(v: f64) -> String {
+    if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}").trim_start_matches('0').to_string()
+    }
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CSV: &str = "mode_k,ROUGE-1,METEOR\nnone_k1,0.1,0.2\nuser_k1,0.2,0.3\nboth_k1,0.3,nan\nboth_k2,0.4,0.5\nrandom_k1,0.05,0.1\n";
+
+    #[test]
+    fn csv_round_trip() {
+        let t = ResultsTable::from_csv("x", CSV).unwrap();
+        assert_eq!(t.columns, ["ROUGE-1", "METEOR"]);
+        assert_eq!(t.rows.len(), 5);
+        assert!(t.rows[2].values[1].is_nan());
+        let back = ResultsTable::from_csv("x", &t.to_csv()).unwrap();
+        assert_eq!(back.rows[3].values, [0.4, 0.5]);
+    }
+
+    #[test]
+    fn bad_csv_says_where() {
+        let e = ResultsTable::from_csv("x", "mode_k,MAE\nboth_k1,1,2\n").unwrap_err();
+        assert!(e.to_string().contains("line 2"), "{e}");
+        let e = ResultsTable::from_csv("x", "config,MAE\n").unwrap_err();
+        assert!(e.to_string().contains("mode_k"), "{e}");
+        assert!(ResultsTable::from_csv("x", "").is_err());
+        assert!(ResultsTable::from_csv("x", "mode_k\n").is_err());
+    }
+
+    #[test]
+    fn svg_has_one_bar_per_finite_value_scaled_to_the_axis() {
+        let t = ResultsTable::from_csv("a <b>", CSV).unwrap();
+        let svg = t.to_svg();
+        // 5 ROUGE-1 bars + 4 METEOR bars (one NaN), plus 2 legend swatches and the background.
+        assert_eq!(svg.matches("<rect").count(), 5 + 4 + 2 + 1);
+        assert!(svg.contains("a &lt;b&gt;"));
+        assert!(svg.contains("ROUGE-1 (higher is better)"));
+        assert!(svg.contains("<title>both_k2: 0.400</title>"));
+        assert!(!svg.contains("both_k1: NaN"));
+        // One dashed no-retrieval line per panel, at none_k1's value.
+        assert_eq!(svg.matches(r#"class="baseline""#).count(), 2);
+        assert!(svg.contains("<title>no retrieval: 0.100</title>"));
+        // The 0.4 bar fills the ROUGE-1 panel (axis top 0.4): its height is the whole plot.
+        let plot_h = PANEL_H - TOP - BOTTOM;
+        assert!(svg.contains(&format!(
+            "height=\"{plot_h:.1}\" fill=\"#EE6677\"><title>both_k2"
+        )));
+        // Groups in table order.
+        let pos = |m: &str| svg.find(&format!(">{m}</text>")).unwrap();
+        assert!(
+            pos("none") < pos("user") && pos("user") < pos("both") && pos("both") < pos("random")
+        );
+    }
+
+    #[test]
+    fn ratings_are_lower_is_better() {
+        let t = ResultsTable::from_csv("r", "mode_k,MAE,RMSE\nnone_k1,2.4,3.0\n").unwrap();
+        let svg = t.to_svg();
+        assert!(svg.contains("MAE (lower is better)") && svg.contains("RMSE (lower is better)"));
+    }
+
+    #[test]
+    fn axes_are_round() {
+        let close = |(a, b): (f64, f64), (x, y): (f64, f64)| {
+            assert!(
+                (a - x).abs() < 1e-12 && (b - y).abs() < 1e-12,
+                "({a}, {b}) != ({x}, {y})"
+            );
+        };
+        close(nice_axis(0.4), (0.4, 0.1));
+        close(nice_axis(0.157), (0.2, 0.05));
+        close(nice_axis(2.94), (3.0, 1.0));
+        close(nice_axis(0.0), (1.0, 0.2));
+        close(nice_axis(f64::NAN), (1.0, 0.2));
+        assert_eq!(split_config("both_k12"), ("both", "12"));
+        assert_eq!(split_config("odd"), ("odd", ""));
+        assert_eq!(value_label(0.135), ".135");
+        assert_eq!(value_label(2.365), "2.37");
+        assert_eq!(tick_label(0.1, 0.05), "0.10");
+    }
+}
