@@ -58,7 +58,7 @@ done
 for csv in docs/results/*_dev_*.csv; do
   b=$(basename "$csv" .csv); ds=${b%%_*}; task=${b##*_}
   "$BIN" plot --csv "$csv" --out "docs/results/$b.svg" \
-    --title "$ds dev, $task: SmolLM2-135M-Instruct, BM25" 2>/dev/null
+    --title "$ds dev, $task: SmolLM2-135M-Instruct, BM25"
 done
 python3 - <<'PY'
 import csv, glob, json, os
