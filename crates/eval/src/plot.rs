@@ -30,20 +30,22 @@ impl ResultsTable {
             .lines()
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty());
-        let (_, header) = lines
+        let (h, header) = lines
             .next()
             .ok_or_else(|| Error::InvalidInput("results CSV is empty".into()))?;
         let mut head = header.split(',').map(str::trim);
         if head.next() != Some("mode_k") {
             return Err(Error::InvalidInput(format!(
-                "results CSV line 1: expected a header starting with `mode_k`, found `{header}`"
+                "results CSV line {}: expected a header starting with `mode_k`, found `{header}`",
+                h + 1
             )));
         }
         let columns: Vec<String> = head.map(str::to_string).collect();
         if columns.is_empty() {
-            return Err(Error::InvalidInput(
-                "results CSV line 1: no metric columns after `mode_k`".into(),
-            ));
+            return Err(Error::InvalidInput(format!(
+                "results CSV line {}: no metric columns after `mode_k`",
+                h + 1
+            )));
         }
         let mut rows = Vec::new();
         for (i, line) in lines {
@@ -319,8 +321,12 @@ mod tests {
     fn bad_csv_says_where() {
         let e = ResultsTable::from_csv("x", "mode_k,MAE\nboth_k1,1,2\n").unwrap_err();
         assert!(e.to_string().contains("line 2"), "{e}");
-        let e = ResultsTable::from_csv("x", "config,MAE\n").unwrap_err();
-        assert!(e.to_string().contains("mode_k"), "{e}");
+        let e = ResultsTable::from_csv("x", "\nconfig,MAE\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("line 2: expected a header starting with `mode_k`"),
+            "{e}"
+        );
         assert!(ResultsTable::from_csv("x", "").is_err());
         assert!(ResultsTable::from_csv("x", "mode_k\n").is_err());
     }
