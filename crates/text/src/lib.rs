@@ -35,8 +35,8 @@ mod unicode;
 mod unicode_tables;
 
 pub use punkt::{PunktParameters, PunktSentenceTokenizer};
-pub use treebank::treebank_tokenize;
 pub use py::{is_space as is_python_whitespace, lower as python_lower};
+pub use treebank::treebank_tokenize;
 pub use unicode::UNICODE_VERSION;
 
 /// Errors of this crate.

@@ -36,7 +36,12 @@ fn isspace_over_every_code_point() {
         .map(|x| x.as_u64().unwrap() as u32)
         .collect();
     for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
-        assert_eq!(py::is_space(c), want.contains(&(c as u32)), "U+{:04X}", c as u32);
+        assert_eq!(
+            py::is_space(c),
+            want.contains(&(c as u32)),
+            "U+{:04X}",
+            c as u32
+        );
     }
     // The documented relation to Rust's `char::is_whitespace`.
     assert_eq!(
@@ -57,8 +62,16 @@ fn split_strip_lower() {
         assert_eq!(split, common::strs(&case["split"]), "split {s:?}");
         assert_eq!(pgraphrag_text::whitespace_split(s), split, "{s:?}");
         assert_eq!(py::strip(s), case["strip"].as_str().unwrap(), "strip {s:?}");
-        assert_eq!(py::lstrip(s), case["lstrip"].as_str().unwrap(), "lstrip {s:?}");
-        assert_eq!(py::rstrip(s), case["rstrip"].as_str().unwrap(), "rstrip {s:?}");
+        assert_eq!(
+            py::lstrip(s),
+            case["lstrip"].as_str().unwrap(),
+            "lstrip {s:?}"
+        );
+        assert_eq!(
+            py::rstrip(s),
+            case["rstrip"].as_str().unwrap(),
+            "rstrip {s:?}"
+        );
         assert_eq!(py::lower(s), case["lower"].as_str().unwrap(), "lower {s:?}");
     }
 }
@@ -96,7 +109,11 @@ fn round_half_even() {
             assert!(got.is_nan(), "round({x:?}, {n})");
         } else {
             let want = f64_of_bits(&case["bits"]);
-            assert_eq!(got.to_bits(), want.to_bits(), "round({x:?}, {n}) = {want:?}");
+            assert_eq!(
+                got.to_bits(),
+                want.to_bits(),
+                "round({x:?}, {n}) = {want:?}"
+            );
         }
     }
 }
@@ -128,9 +145,21 @@ fn json_dumps_like_python() {
             .unwrap()
         };
         assert_eq!(dump(None, true), case["compact"].as_str().unwrap(), "{v}");
-        assert_eq!(dump(None, false), case["compact_utf8"].as_str().unwrap(), "{v}");
-        assert_eq!(dump(Some(4), true), case["indent4"].as_str().unwrap(), "{v}");
-        assert_eq!(dump(Some(2), false), case["indent2_utf8"].as_str().unwrap(), "{v}");
+        assert_eq!(
+            dump(None, false),
+            case["compact_utf8"].as_str().unwrap(),
+            "{v}"
+        );
+        assert_eq!(
+            dump(Some(4), true),
+            case["indent4"].as_str().unwrap(),
+            "{v}"
+        );
+        assert_eq!(
+            dump(Some(2), false),
+            case["indent2_utf8"].as_str().unwrap(),
+            "{v}"
+        );
     }
 }
 
@@ -150,7 +179,11 @@ fn cpython_random() {
         let mut r = Random::new(seed);
         for kv in case["getrandbits"].as_array().unwrap() {
             let k = kv[0].as_u64().unwrap() as u32;
-            assert_eq!(r.getrandbits(k), u64_of(&kv[1]), "seed {seed} getrandbits({k})");
+            assert_eq!(
+                r.getrandbits(k),
+                u64_of(&kv[1]),
+                "seed {seed} getrandbits({k})"
+            );
         }
         let mut r = Random::new(seed);
         for nv in case["randrange"].as_array().unwrap() {
@@ -161,7 +194,11 @@ fn cpython_random() {
         for abv in case["randrange2"].as_array().unwrap() {
             let (a, b) = (abv[0].as_i64().unwrap(), abv[1].as_i64().unwrap());
             let want = u64_of(&abv[2]) as i64;
-            assert_eq!(r.randrange(a, b), Some(want), "seed {seed} randrange({a}, {b})");
+            assert_eq!(
+                r.randrange(a, b),
+                Some(want),
+                "seed {seed} randrange({a}, {b})"
+            );
         }
         let mut r = Random::new(seed);
         for nv in case["choice"].as_array().unwrap() {
@@ -214,8 +251,23 @@ fn numpy_random_state() {
         }
         let mut rs = RandomState::new(seed);
         let raw: Vec<u64> = (0..700).map(|_| u64::from(rs.next_u32())).collect();
-        assert_eq!(raw.iter().sum::<u64>(), case["raw_u32_sum"].as_u64().unwrap());
-        assert_eq!(&raw[..5], &usizes(&case["raw_u32_head"]).iter().map(|&x| x as u64).collect::<Vec<_>>()[..]);
-        assert_eq!(&raw[695..], &usizes(&case["raw_u32_tail"]).iter().map(|&x| x as u64).collect::<Vec<_>>()[..]);
+        assert_eq!(
+            raw.iter().sum::<u64>(),
+            case["raw_u32_sum"].as_u64().unwrap()
+        );
+        assert_eq!(
+            &raw[..5],
+            &usizes(&case["raw_u32_head"])
+                .iter()
+                .map(|&x| x as u64)
+                .collect::<Vec<_>>()[..]
+        );
+        assert_eq!(
+            &raw[695..],
+            &usizes(&case["raw_u32_tail"])
+                .iter()
+                .map(|&x| x as u64)
+                .collect::<Vec<_>>()[..]
+        );
     }
 }

@@ -177,6 +177,9 @@ mod tests {
     #[test]
     fn error_names_the_input() {
         let e = float("4 stars").unwrap_err();
-        assert_eq!(e.to_string(), "could not convert string to float: \"4 stars\"");
+        assert_eq!(
+            e.to_string(),
+            "could not convert string to float: \"4 stars\""
+        );
     }
 }
