@@ -161,19 +161,18 @@ pub fn parse_rating(answer: &str) -> Option<f64> {
     (1.0..=5.0).contains(&x).then_some(x)
 }
 
-/// LaMP's rule: the whole stripped answer must parse as a finite float (any value);
-/// otherwise `None`.
+/// LaMP's rule: the whole stripped answer must parse as a finite float (any value) with
+/// Python's `float(answer.strip())` ([`py::float`]); otherwise `None`.
 ///
 /// ```
 /// use pgraphrag_prompt::extract::parse_rating_strict;
 /// assert_eq!(parse_rating_strict(" 4 "), Some(4.0));
+/// assert_eq!(parse_rating_strict("1_0"), Some(10.0));
 /// assert_eq!(parse_rating_strict("4 stars"), None);
+/// assert_eq!(parse_rating_strict("inf"), None);
 /// ```
 pub fn parse_rating_strict(answer: &str) -> Option<f64> {
-    py::strip(answer)
-        .parse::<f64>()
-        .ok()
-        .filter(|x| x.is_finite())
+    py::float(py::strip(answer)).ok().filter(|x| x.is_finite())
 }
 
 #[cfg(test)]
