@@ -7,11 +7,8 @@ use serde_json::Value;
 
 use crate::split::{parse_json, type_name};
 use crate::{Error, Result, SplitUser};
-
-/// Python's `int(x)` of a rating (truncation toward zero), `None` when non-finite.
-fn py_int(x: f64) -> Option<i64> {
-    (x.is_finite() && x.abs() < 9.0e18).then(|| x.trunc() as i64)
-}
+// Python's `int(x)` of a rating (truncation toward zero), `None` when non-finite.
+use pgraphrag_text::py::int as py_int;
 
 /// Accepts an integer, a float (truncated like Python's `int`), `null`, or the string
 /// `"None"` that the notebook writes for a missing rating.

@@ -68,24 +68,7 @@ impl RunName {
 /// assert_eq!(s, "[\n    {\n        \"user_id\": \"u\",\n        \"output\": \"\\u00e9\"\n    }\n]");
 /// ```
 pub fn python_json<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
-    let mut buf = Vec::new();
-    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
-    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-    value.serialize(&mut ser)?;
-    let s = String::from_utf8(buf).expect("serde_json writes UTF-8");
-    // Outside strings JSON is ASCII, so escaping every non-ASCII char is string-safe.
-    let mut out = String::with_capacity(s.len());
-    let mut units = [0u16; 2];
-    for c in s.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            for u in c.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{u:04x}"));
-            }
-        }
-    }
-    Ok(out)
+    pgraphrag_text::py::json_dumps(value, &pgraphrag_text::py::DumpOptions::indent(4))
 }
 
 /// Writes `path` atomically (a temporary file in the same folder, then a rename).

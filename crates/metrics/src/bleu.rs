@@ -16,7 +16,7 @@
 //! ```
 use crate::error::{Error, Result};
 use crate::fxhash::FxMap;
-use crate::py_isspace;
+use pgraphrag_text::py;
 
 /// sacreBLEU's `MAX_NGRAM_ORDER`.
 pub const MAX_ORDER: usize = 4;
@@ -142,10 +142,10 @@ impl Tokens13a {
         while i < bytes.len() {
             let b = bytes[i];
             let (space, width) = if b.is_ascii() {
-                (matches!(b, b' ' | b'\t'..=b'\r' | 0x1c..=0x1f), 1)
+                (py::is_space(b as char), 1)
             } else {
                 let c = text[i..].chars().next().unwrap_or(' ');
-                (py_isspace(c), c.len_utf8())
+                (py::is_space(c), c.len_utf8())
             };
             match (space, start) {
                 (true, Some(st)) => {
@@ -172,7 +172,7 @@ impl Tokens13a {
 
 /// sacreBLEU's `_preprocess_segment`: `rstrip()` then `13a`.
 fn preprocess(s: &str) -> Tokens13a {
-    Tokens13a::new(s.trim_end_matches(py_isspace))
+    Tokens13a::new(py::rstrip(s))
 }
 
 /// Sufficient statistics of BLEU for one or more segments (sacreBLEU's stats vector).

@@ -17,7 +17,7 @@
 //! assert_eq!(rec, 0.0);
 //! ```
 use crate::error::{Error, Result};
-use crate::py_strip;
+use pgraphrag_text::py;
 
 /// Which labels macro-F1 averages over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub struct ClassificationScores {
 
 /// LaMP's index of `x` (stripped) in `labels`, or -1.
 pub fn label_index<L: AsRef<str>>(x: &str, labels: &[L]) -> i64 {
-    let x = py_strip(x);
+    let x = py::strip(x);
     labels
         .iter()
         .position(|l| l.as_ref() == x)

@@ -35,14 +35,3 @@ pub use bleu::{SentenceBleu, corpus_bleu, sentence_bleu};
 pub use error::{Error, Result};
 pub use meteor::{Meteor, meteor_tokens};
 pub use rouge::{Rouge, RougeOptions, RougeScores, RougeTokenizer, Score};
-
-/// Python's `str.isspace()` (what `str.split()` and `str.strip()` use): Unicode `White_Space`
-/// plus the four ASCII information separators U+001C..U+001F.
-pub(crate) fn py_isspace(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-/// Python's `str.strip()` with no argument.
-pub(crate) fn py_strip(s: &str) -> &str {
-    s.trim_matches(py_isspace)
-}

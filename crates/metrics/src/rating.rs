@@ -14,67 +14,14 @@
 //! assert_eq!(r.mae, (1.0 + 3.0) / 2.0); // "great!" -> 5.0, farther from 2 than 1.0 is
 //! ```
 use crate::error::{Error, Result};
-use crate::py_strip;
+use pgraphrag_text::py;
 
-/// Python's `float(s)` for a `str`: surrounding whitespace, sign, digits with single `_`
-/// separators, a decimal point, an exponent, `inf`/`infinity`/`nan` in any case.
+/// LaMP's reading of a rating, Python's `float(s.strip())` ([`py::float`] of [`py::strip`]):
+/// surrounding whitespace, sign, digits with single `_` separators, a decimal point, an
+/// exponent, `inf`/`infinity`/`nan` in any case; `None` where Python raises `ValueError`.
 /// Non-ASCII decimal digits (which Python also accepts) are not supported.
 pub fn parse_python_float(s: &str) -> Option<f64> {
-    let t = py_strip(s);
-    let (sign, body) = match t.as_bytes().first() {
-        Some(b'+') => (1.0, &t[1..]),
-        Some(b'-') => (-1.0, &t[1..]),
-        _ => (1.0, t),
-    };
-    let lower = body.to_ascii_lowercase();
-    match lower.as_str() {
-        "inf" | "infinity" => return Some(sign * f64::INFINITY),
-        "nan" => return Some(f64::NAN),
-        _ => {}
-    }
-    // grammar check: digitpart? ('.' digitpart?)? (e [+-]? digitpart)?  with at least one digit
-    let b = body.as_bytes();
-    let mut i = 0;
-    let digitpart = |i: &mut usize| -> Option<usize> {
-        let start = *i;
-        let mut n = 0;
-        while *i < b.len() {
-            if b[*i].is_ascii_digit() {
-                n += 1;
-                *i += 1;
-            } else if b[*i] == b'_'
-                && *i > start
-                && b[*i - 1].is_ascii_digit()
-                && b.get(*i + 1).is_some_and(u8::is_ascii_digit)
-            {
-                *i += 1;
-            } else {
-                break;
-            }
-        }
-        if n == 0 { None } else { Some(n) }
-    };
-    let int_digits = digitpart(&mut i).unwrap_or(0);
-    let mut frac_digits = 0;
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        frac_digits = digitpart(&mut i).unwrap_or(0);
-    }
-    if int_digits + frac_digits == 0 {
-        return None;
-    }
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        i += 1;
-        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-            i += 1;
-        }
-        digitpart(&mut i)?;
-    }
-    if i != b.len() {
-        return None;
-    }
-    let clean: String = body.chars().filter(|&c| c != '_').collect();
-    clean.parse::<f64>().ok().map(|v| sign * v)
+    py::float(py::strip(s)).ok()
 }
 
 /// LaMP's mapping of one prediction given its (numeric) gold.

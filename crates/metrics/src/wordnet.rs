@@ -284,7 +284,7 @@ struct IndexFile {
 /// Slot of `b` in a table of `1 << bits` slots (the high bits of a multiplicative hash).
 fn slot_of(b: &[u8], bits: u32) -> usize {
     use std::hash::Hasher;
-    let mut h = crate::fxhash::FxHasher::default();
+    let mut h = rustc_hash::FxHasher::default();
     h.write(b);
     h.write_usize(b.len());
     (h.finish().wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize

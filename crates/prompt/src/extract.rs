@@ -22,6 +22,7 @@
 //! ```
 use std::sync::LazyLock;
 
+use pgraphrag_text::py;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
@@ -46,17 +47,6 @@ impl ExtractOptions {
 
 static VIDEO_ID: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\[\[VIDEOID:[^\]]*\]\]").expect("static regex"));
-
-/// Python's `str.isspace` for one character (Unicode White_Space plus the ASCII
-/// information separators U+001C..U+001F that Python also strips).
-fn py_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-/// Python's `str.strip()`.
-fn py_strip(s: &str) -> &str {
-    s.trim_matches(py_space)
-}
 
 /// Python's `s.split(sep)[1]` for a `sep` known to occur in `s`.
 fn split1<'a>(s: &'a str, sep: &str) -> &'a str {
@@ -117,7 +107,7 @@ pub fn extract(pred: &str, task: Task, opts: &ExtractOptions) -> String {
             } else {
                 noid
             };
-            return py_strip(r).to_string();
+            return py::strip(r).to_string();
         }
         Task::Title => {
             if pred.contains(&bold_check("Review title")) {
@@ -140,7 +130,7 @@ pub fn extract(pred: &str, task: Task, opts: &ExtractOptions) -> String {
             }
         }
     };
-    py_strip(out).to_string()
+    py::strip(out).to_string()
 }
 
 static FIRST_NUMBER: LazyLock<Regex> =
@@ -171,19 +161,18 @@ pub fn parse_rating(answer: &str) -> Option<f64> {
     (1.0..=5.0).contains(&x).then_some(x)
 }
 
-/// LaMP's rule: the whole stripped answer must parse as a finite float (any value);
-/// otherwise `None`.
+/// LaMP's rule: the whole stripped answer must parse as a finite float (any value) with
+/// Python's `float(answer.strip())` ([`py::float`]); otherwise `None`.
 ///
 /// ```
 /// use pgraphrag_prompt::extract::parse_rating_strict;
 /// assert_eq!(parse_rating_strict(" 4 "), Some(4.0));
+/// assert_eq!(parse_rating_strict("1_0"), Some(10.0));
 /// assert_eq!(parse_rating_strict("4 stars"), None);
+/// assert_eq!(parse_rating_strict("inf"), None);
 /// ```
 pub fn parse_rating_strict(answer: &str) -> Option<f64> {
-    py_strip(answer)
-        .parse::<f64>()
-        .ok()
-        .filter(|x| x.is_finite())
+    py::float(py::strip(answer)).ok().filter(|x| x.is_finite())
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 //! | [`sent_tokenize`] | `nltk.sent_tokenize(text, language)` (English, Portuguese) |
 //! | [`treebank_tokenize`] | `NLTKWordTokenizer().tokenize(sentence, convert_parentheses)` |
 //! | [`python_lower`] | `str.lower()` (CPython 3.11, Unicode 14) |
+//! | [`py`] | `str` methods, `float()`, `round`, `int()`, `json.dumps`, `random`, numpy `RandomState` |
 //! | [`whitespace_split`] | `str.split()` |
 //! | [`first_k_chars`] | `text[:k]` |
 //! | [`snippets`] | multistage writing's sentence snippets |
@@ -27,14 +28,16 @@
 
 pub mod porter;
 pub mod punkt;
+pub mod py;
 pub mod treebank;
 mod unicode;
 #[allow(missing_docs)]
 mod unicode_tables;
 
 pub use punkt::{PunktParameters, PunktSentenceTokenizer};
+pub use py::{is_space as is_python_whitespace, lower as python_lower};
 pub use treebank::treebank_tokenize;
-pub use unicode::{UNICODE_VERSION, is_python_whitespace, python_lower};
+pub use unicode::UNICODE_VERSION;
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
@@ -134,10 +137,14 @@ pub fn sent_tokenize(text: &str, lang: Language) -> Vec<String> {
         .collect()
 }
 
-/// Python `str.split()` (no argument): split on Unicode whitespace as Python defines it,
-/// never yielding empty tokens.
+/// Python `str.split()` (no argument) collected into a `Vec`: split on Unicode whitespace as
+/// Python defines it ([`py::is_space`]), never yielding empty tokens (see [`py::split`]).
+///
+/// ```
+/// assert_eq!(pgraphrag_text::whitespace_split(" a\u{1c}b "), ["a", "b"]);
+/// ```
 pub fn whitespace_split(text: &str) -> Vec<&str> {
-    unicode::py_split(text).collect()
+    py::split(text).collect()
 }
 
 /// The first `k` characters (Unicode scalar values, as Python's `text[:k]`).

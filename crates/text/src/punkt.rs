@@ -8,9 +8,8 @@ use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::OnceLock;
 
-use crate::unicode::{
-    is_alpha_re, is_digit, is_lower, is_space, is_upper, py_rstrip, python_lower,
-};
+use crate::py::{is_space, lower as python_lower, rstrip as py_rstrip};
+use crate::unicode::{is_alpha_re, is_digit, is_lower, is_upper};
 use crate::{Language, TextError};
 
 const ORTHO_BEG_UC: u32 = 1 << 1;

@@ -12,7 +12,8 @@
 //! in bulk, and copies nothing at all when nothing matches. A pass whose trigger characters are
 //! absent from the sentence is skipped. None of this changes the output.
 
-use crate::unicode::{ci_eq, is_digit, is_space, is_word, py_split};
+use crate::py::{is_space, split as py_split};
+use crate::unicode::{ci_eq, is_digit, is_word};
 
 /// The working text: UTF-8 bytes. Every trigger character of the Treebank patterns is ASCII or
 /// is found by its UTF-8 encoding, and ASCII bytes never occur inside a multi-byte sequence, so

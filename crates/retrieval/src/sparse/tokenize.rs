@@ -50,19 +50,12 @@ impl Tokenizer for PythonSplit {
     }
 }
 
-/// Python `str.isspace()`: Unicode `White_Space` plus the four information separators
-/// U+001C..U+001F (bidirectional class B/S), which Rust's `char::is_whitespace` omits.
-#[inline]
-fn python_isspace(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-/// Python's `text.split()` with no argument, borrowing from `text`.
+/// Python's `text.split()` with no argument, borrowing from `text` ([`pgraphrag_text::py::split`]).
 ///
 /// ```
 /// let toks: Vec<&str> = pgraphrag_retrieval::sparse::python_split("  It's  a\ttest\n").collect();
 /// assert_eq!(toks, vec!["It's", "a", "test"]);
 /// ```
 pub fn python_split(text: &str) -> impl Iterator<Item = &str> {
-    text.split(python_isspace).filter(|s| !s.is_empty())
+    pgraphrag_text::py::split(text)
 }
