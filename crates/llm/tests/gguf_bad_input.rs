@@ -4,7 +4,10 @@ use std::io::Write;
 use std::path::Path;
 
 use candle_core::quantized::gguf_file::{self, Value};
-use pgraphrag_llm::{GgufModel, GgufOptions, LlmError, default_model_path};
+use pgraphrag_llm::{GgufModel, GgufOptions, LlmError};
+
+#[path = "support/model.rs"]
+mod model;
 
 fn load(p: &Path) -> LlmError {
     GgufModel::load(p, GgufOptions::default()).expect_err("load must fail")
@@ -50,7 +53,7 @@ fn wrong_magic_and_empty_file() {
 
 #[test]
 fn truncated_model_file() {
-    let src = default_model_path();
+    let src = model::model_path();
     assert!(
         src.exists(),
         "{} is missing: run scripts/fetch-llms.sh --smollm-only",
@@ -99,7 +102,7 @@ fn unsupported_architecture() {
 
 #[test]
 fn missing_tokenizer_json() {
-    let src = default_model_path();
+    let src = model::model_path();
     assert!(
         src.exists(),
         "{} is missing: run scripts/fetch-llms.sh --smollm-only",
