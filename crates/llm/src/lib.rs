@@ -2,15 +2,21 @@
 //!
 //! [`Generator`](pgraphrag_core::Generator) backends:
 //!
-//! - [`GgufModel`]: a local GGUF model on candle (`llama` family such as SmolLM2, `gemma3`,
-//!   `qwen2`, `qwen3`), with a tokenizer rebuilt faithfully from the GGUF metadata (or a
+//! - [`GgufModel`]: a local GGUF model (`llama` family such as SmolLM2, `gemma3`, `qwen2`,
+//!   `qwen3`), with a tokenizer rebuilt faithfully from the GGUF metadata (or a
 //!   `tokenizer.json`), the chat template the model declares ([`ChatTemplate`]), greedy or
 //!   seeded temperature / top-p sampling, stop tokens and stop strings, a KV cache reset per
-//!   prompt, CPU by default and CUDA behind the `cuda` feature. Llama-family models run on a
-//!   native CPU engine by default ([`Engine`]): 8-bit or f32 decoding arithmetic
-//!   ([`Activations`]), row-wise prompt kernels that reuse the KV cache of a prefix shared with
-//!   a recent prompt, bit-identically ([`Prefill`]), and continuous batched decoding
-//!   ([`GgufModel::generate_batch_full`]).
+//!   prompt. Llama-family models run on a native CPU engine by default ([`Engine`]): 8-bit or
+//!   f32 decoding arithmetic ([`Activations`]), row-wise prompt kernels that reuse the KV
+//!   cache of a prefix shared with a recent prompt, bit-identically ([`Prefill`]), continuous
+//!   batched decoding ([`GgufModel::generate_batch_full`]), SIMD kernels picked at load
+//!   ([`Kernels`]). Other architectures, K-quant tensors and CUDA run on candle.
+//!
+//! Cargo features: `candle` (default) adds candle-transformers' models ([`Engine::Candle`]);
+//! without it the crate has no candle dependency, runs llama-architecture GGUF files with
+//! `F32`/`F16`/`BF16`/`Q4_1`/`Q8_0` tensors on the native engine, and answers a request for
+//! candle with [`LlmError::FeatureDisabled`]. `cuda` (implies `candle`) runs candle on an
+//! NVIDIA GPU; `tls` enables `https` for [`OpenAiClient`].
 //! - [`OpenAiClient`]: any OpenAI-compatible chat-completions server, with timeouts and
 //!   retries with exponential backoff on 429, 5xx and connection failures.
 //!

@@ -42,20 +42,23 @@ fn metadata_template_and_stop_ids() {
         "Auto picks native for llama"
     );
     assert_eq!(m.context_length(), 8192, "the declared context");
-    let candle = GgufModel::load(
-        &model::model_path(),
-        GgufOptions {
-            engine: pgraphrag_llm::Engine::Candle,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(candle.engine(), pgraphrag_llm::Engine::Candle);
-    assert_eq!(
-        candle.context_length(),
-        4096,
-        "min(8192 declared, candle llama's 4096)"
-    );
+    #[cfg(feature = "candle")]
+    {
+        let candle = GgufModel::load(
+            &model::model_path(),
+            GgufOptions {
+                engine: pgraphrag_llm::Engine::Candle,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(candle.engine(), pgraphrag_llm::Engine::Candle);
+        assert_eq!(
+            candle.context_length(),
+            4096,
+            "min(8192 declared, candle llama's 4096)"
+        );
+    }
     assert_eq!(
         m.template(),
         Some(&ChatTemplate::ChatMl {

@@ -69,6 +69,7 @@ fn argmax(v: &[f32]) -> usize {
 /// candle with every weight dequantized to f32 (`CANDLE_DEQUANTIZE_ALL`) computes the same
 /// function as the native engine: f32 weights equal to the stored blocks, f32 activations.
 /// The only differences are summation orders.
+#[cfg(feature = "candle")]
 #[test]
 fn native_matches_candle_on_dequantized_weights() {
     // SAFETY: this is the only test in this binary that reads the variable, and it sets it
@@ -146,6 +147,7 @@ fn q8_activations_follow_f32_activations() {
     );
     let f32 = load(Engine::Native);
     assert_eq!(f32.activations(), Some(Activations::F32));
+    #[cfg(feature = "candle")]
     assert_eq!(load(Engine::Candle).activations(), None);
     let params = GenParams {
         max_tokens: 24,
@@ -239,6 +241,7 @@ fn prefix_reuse_changes_nothing() {
             }
         }
     }
+    #[cfg(feature = "candle")]
     assert_eq!(load(Engine::Candle).prefill(), None);
 }
 
@@ -298,7 +301,12 @@ fn native_is_refused_for_other_architectures_and_errors_are_clear() {
 /// (8-bit activations, row-wise prompts): the same logits, bit for bit, and the same tokens.
 #[test]
 fn portable_kernels_are_bit_identical_to_the_detected_ones() {
-    let auto = load_kernels(Engine::Native, Activations::Q8, Prefill::Rowwise, Kernels::Auto);
+    let auto = load_kernels(
+        Engine::Native,
+        Activations::Q8,
+        Prefill::Rowwise,
+        Kernels::Auto,
+    );
     let plain = load_kernels(
         Engine::Native,
         Activations::Q8,

@@ -246,7 +246,6 @@ impl GgufModel {
     }
 }
 
-
 /// Sequences the native engine decodes together in [`GgufModel::generate_batch_full`] (its
 /// row kernels share one pass over the weights among up to 8 vectors).
 const DECODE_BATCH: usize = 8;

@@ -299,7 +299,11 @@ impl GgufFile {
         let n_tensors = rd.length()?;
         let n_kv = rd.length()?;
         // A key-value pair takes at least 13 bytes, a tensor entry at least 24.
-        if n_kv.saturating_mul(13).saturating_add(n_tensors.saturating_mul(24)) > rd.left() {
+        if n_kv
+            .saturating_mul(13)
+            .saturating_add(n_tensors.saturating_mul(24))
+            > rd.left()
+        {
             return Err(format!(
                 "{n_kv} metadata entries and {n_tensors} tensors cannot fit in {file_len} bytes"
             ));
@@ -308,7 +312,9 @@ impl GgufFile {
         for _ in 0..n_kv {
             let key = rd.string()?;
             let ty = rd.u32()?;
-            let v = rd.value(ty, 0).map_err(|e| format!("metadata `{key}`: {e}"))?;
+            let v = rd
+                .value(ty, 0)
+                .map_err(|e| format!("metadata `{key}`: {e}"))?;
             metadata.insert(key, v);
         }
         let mut tensors = HashMap::new();
@@ -321,7 +327,9 @@ impl GgufFile {
             let mut dims = Vec::with_capacity(nd as usize);
             for _ in 0..nd {
                 let d = rd.length()?;
-                dims.push(usize::try_from(d).map_err(|_| format!("tensor `{name}`: dimension {d}"))?);
+                dims.push(
+                    usize::try_from(d).map_err(|_| format!("tensor `{name}`: dimension {d}"))?,
+                );
             }
             dims.reverse();
             let id = rd.u32()?;

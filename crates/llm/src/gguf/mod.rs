@@ -379,7 +379,6 @@ impl GgufModel {
             .forward(ids, 0)
             .map_err(|e| LlmError::model(format!("processing the {}-token prompt", ids.len()), e))
     }
-
 }
 
 /// The generation-cache id of [`GgufModel::cache_id`] from its parts (`activations` and

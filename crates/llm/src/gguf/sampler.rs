@@ -323,7 +323,9 @@ mod tests {
                             .unwrap();
                         let got = ours.probabilities(&l, t);
                         assert!(
-                            got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()),
+                            got.iter()
+                                .zip(&want)
+                                .all(|(a, b)| a.to_bits() == b.to_bits()),
                             "probabilities, t {t} n {n}"
                         );
                     }

@@ -83,8 +83,8 @@ pub(crate) fn read_content(path: &Path) -> Result<(GgufFile, BufReader<File>, u6
             format!("wrong magic {magic:02x?} (expected the bytes of \"GGUF\")"),
         ));
     }
-    let ct = GgufFile::read(&mut r, file_len)
-        .map_err(|e| invalid(path, format!("bad header: {e}")))?;
+    let ct =
+        GgufFile::read(&mut r, file_len).map_err(|e| invalid(path, format!("bad header: {e}")))?;
     for (name, info) in &ct.tensors {
         let end = ct
             .data_offset
@@ -101,4 +101,3 @@ pub(crate) fn read_content(path: &Path) -> Result<(GgufFile, BufReader<File>, u6
     }
     Ok((ct, r, file_len))
 }
-

@@ -12,7 +12,13 @@ impl NativeLlama {
     /// Attention of one new query per sequence (row `i` of `qkv` belongs to sequence `i`, whose
     /// K/V cache already holds the new position) for every (sequence, head) pair in parallel.
     /// Each head computes exactly what the single-query case of [`Self::attention`] does.
-    pub(super) fn attend_decode(&self, qkv: &[f32], caches: &[(&[f32], &[f32])], scale: f32, out: &mut [f32]) {
+    pub(super) fn attend_decode(
+        &self,
+        qkv: &[f32],
+        caches: &[(&[f32], &[f32])],
+        scale: f32,
+        out: &mut [f32],
+    ) {
         let c = self.cfg;
         let (hd, q_dim, kv_dim) = (c.head_dim, c.n_head * c.head_dim, c.n_kv_head * c.head_dim);
         let qkv_dim = q_dim + 2 * kv_dim;

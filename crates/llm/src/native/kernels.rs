@@ -7,7 +7,6 @@ use pgraphrag_core::simd::CpuFeatures;
 
 use super::formats::{QData, QK, QRows};
 
-
 /// Up to this many activation vectors share one pass over a weight row.
 pub(super) const MAX_VECS: usize = 8;
 
@@ -16,7 +15,14 @@ pub(super) const MAX_VECS: usize = 8;
 /// Each (row, vector) pair is computed with the same operations in the same order whatever
 /// the number of vectors, so batched decoding is bit-identical to one sequence at a time.
 #[inline(always)]
-pub(super) fn rows_dot_generic(w: &QRows, r0: usize, x: &[f32], xsum: &[f32], nvec: usize, out: &mut [f32]) {
+pub(super) fn rows_dot_generic(
+    w: &QRows,
+    r0: usize,
+    x: &[f32],
+    xsum: &[f32],
+    nvec: usize,
+    out: &mut [f32],
+) {
     let nb = w.cols / QK;
     for (i, o) in out.chunks_exact_mut(nvec).enumerate() {
         let r = r0 + i;
@@ -149,7 +155,6 @@ pub(super) struct Kernels {
     pub(super) attend: Attend,
 }
 
-
 pub(super) fn plain() -> Kernels {
     Kernels {
         rows_dot: |w, r0, x, xs, n, o| rows_dot_generic(w, r0, x, xs, n, o),
@@ -221,13 +226,11 @@ mod x86 {
                             // SAFETY: `b.qs` is 32 bytes; x blocks in bounds (asserted).
                             unsafe {
                                 let q0 = _mm_loadu_si128(b.qs.as_ptr() as *const __m128i);
-                                let q1 =
-                                    _mm_loadu_si128(b.qs.as_ptr().add(16) as *const __m128i);
+                                let q1 = _mm_loadu_si128(b.qs.as_ptr().add(16) as *const __m128i);
                                 let f0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q0));
                                 let f1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q1));
-                                let d = _mm512_broadcastss_ps(_mm_cvtph_ps(_mm_set1_epi16(
-                                    b.d as i16,
-                                )));
+                                let d =
+                                    _mm512_broadcastss_ps(_mm_cvtph_ps(_mm_set1_epi16(b.d as i16)));
                                 for k in 0..n {
                                     let px = x.as_ptr().add((v0 + k) * w.cols + bi * QK);
                                     let x0 = _mm512_loadu_ps(px);

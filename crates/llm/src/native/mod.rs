@@ -172,7 +172,6 @@ impl Seq {
 const PREFIX_CACHE_BYTES: usize = 512 << 20;
 
 impl NativeLlama {
-
     /// Vocabulary size (rows of the embedding matrix).
     pub(crate) fn vocab(&self) -> usize {
         self.cfg.vocab

@@ -279,12 +279,12 @@ mod x86 {
     }
     pub(super) fn avx2(cpu: CpuFeatures) -> Option<Kernels> {
         cpu.avx2_fma().then_some(Kernels {
-                block: block_256,
-                // SAFETY: as above.
-                attend: |q, kt, lp, vc, st, off, sc, s, o| unsafe {
-                    attend_256(q, kt, lp, vc, st, off, sc, s, o)
-                },
-            })
+            block: block_256,
+            // SAFETY: as above.
+            attend: |q, kt, lp, vc, st, off, sc, s, o| unsafe {
+                attend_256(q, kt, lp, vc, st, off, sc, s, o)
+            },
+        })
     }
 }
 

@@ -382,7 +382,7 @@ pub(super) fn best(cpu: CpuFeatures) -> RowsDotI8 {
 
 #[cfg(all(test, feature = "candle"))]
 mod tests {
-    use super::super::tests::{pseudo_random, quantized, qrows};
+    use super::super::tests::{pseudo_random, qrows, quantized};
     use super::*;
     use candle_core::quantized::GgmlDType;
 

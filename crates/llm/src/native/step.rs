@@ -100,7 +100,14 @@ impl NativeLlama {
     /// `y_v = W · x_v` for `n` vectors (row-major `n × cols` in, `n × rows` out) with the
     /// stored blocks (or their 8-bit-activation repacking `w8`, when given); rows are split
     /// across the rayon pool and each block of weights is read once for all vectors.
-    pub(super) fn matvecs(&self, w: &QRows, w8: Option<&q8::I8Rows>, x: &[f32], n: usize, y: &mut [f32]) {
+    pub(super) fn matvecs(
+        &self,
+        w: &QRows,
+        w8: Option<&q8::I8Rows>,
+        x: &[f32],
+        n: usize,
+        y: &mut [f32],
+    ) {
         let rows_per_task = (w.rows / (rayon::current_num_threads() * 4)).clamp(16, 1024);
         let mut tmp = Vec::new();
         let out: &mut [f32] = if n == 1 {

@@ -11,9 +11,9 @@ use pgraphrag_core::simd::CpuFeatures;
 
 use super::*;
 use crate::gguf::Activations;
-use crate::gguf::file::GgufFile;
 #[cfg(feature = "candle")]
 use crate::gguf::file::GgmlType;
+use crate::gguf::file::GgufFile;
 
 #[path = "../../tests/support/model.rs"]
 mod model;
@@ -274,8 +274,8 @@ fn requantized_q8_0_blocks_are_candles() {
 #[cfg(feature = "candle")]
 #[test]
 fn gguf_reader_agrees_with_candle() {
-    use candle_core::quantized::gguf_file::{Content, Value as CV};
     use crate::gguf::file::Value;
+    use candle_core::quantized::gguf_file::{Content, Value as CV};
     let path = model::model_path();
     let mut f = std::fs::File::open(&path).unwrap();
     let len = f.metadata().unwrap().len();
@@ -306,7 +306,14 @@ fn gguf_reader_agrees_with_candle() {
         let o = &ours.tensors[name];
         assert_eq!(o.dims, t.shape.dims(), "{name}");
         assert_eq!(o.offset, t.offset, "{name}");
-        assert_eq!(format!("{:?}", o.dtype), format!("{:?}", t.ggml_dtype), "{name}");
-        assert_eq!(o.byte_size(), t.shape.elem_count() / t.ggml_dtype.block_size() * t.ggml_dtype.type_size());
+        assert_eq!(
+            format!("{:?}", o.dtype),
+            format!("{:?}", t.ggml_dtype),
+            "{name}"
+        );
+        assert_eq!(
+            o.byte_size(),
+            t.shape.elem_count() / t.ggml_dtype.block_size() * t.ggml_dtype.type_size()
+        );
     }
 }
