@@ -10,7 +10,7 @@ use anyhow::Context;
 use pgraphrag_core::{GenParams, Generator};
 use pgraphrag_data::{IdPolicy, load_split};
 use pgraphrag_graph::GraphOptions;
-use pgraphrag_llm::{GgufModel, GgufOptions, default_model_path};
+use pgraphrag_llm::{DEFAULT_MODEL_FILE, GgufModel, GgufOptions};
 use pgraphrag_metrics::rouge::{Rouge, RougeOptions};
 use pgraphrag_prompt::extract::{ExtractOptions, extract};
 use pgraphrag_prompt::pgraphrag::{Mode, PromptBuilder, RankedProfile, Task as PromptTask};
@@ -24,7 +24,11 @@ fn main() -> anyhow::Result<()> {
     let split = load_split(split_path.as_ref())?;
     let graph = split.to_graph(GraphOptions::default(), IdPolicy::Normalize);
     let mut ranker = ProfileRanker::new(CachedBm25::pgraphrag(), ProfileOptions::default());
-    let model = GgufModel::load(&default_model_path(), GgufOptions::default())?;
+    // The model: $PGRAPHRAG_MODEL, else where scripts/fetch-llms.sh puts it.
+    let model_path = std::env::var_os("PGRAPHRAG_MODEL")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new("models").join(DEFAULT_MODEL_FILE));
+    let model = GgufModel::load(&model_path, GgufOptions::default())?;
     let prompts = PromptBuilder::new(PromptTask::Title);
     let rouge = Rouge::new(RougeOptions::default());
     let params = GenParams {

@@ -22,7 +22,7 @@ use pgraphrag_eval::{
 use pgraphrag_graph::GraphOptions;
 use pgraphrag_llm::{
     Activations, ContextOverflow, Engine, GgufModel, GgufOptions, OpenAiClient, OpenAiOptions,
-    Prefill, WeightFormat, default_model_path,
+    Prefill, WeightFormat,
 };
 use pgraphrag_prompt::extract::ExtractOptions;
 use pgraphrag_prompt::pgraphrag::{Language, Mode, Task};
@@ -214,15 +214,44 @@ impl Generator for Backend {
     }
 }
 
+/// The model `pgraphrag bench` loads without `--model`: `$PGRAPHRAG_MODEL` when set;
+/// otherwise `models/SmolLM2-135M-Instruct.Q4_1.gguf` in the first of the current directory
+/// and its ancestors that has it; otherwise that path under this workspace's root (where
+/// `scripts/fetch-llms.sh` puts it), which may not exist yet.
+fn default_model_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("PGRAPHRAG_MODEL").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let rel = Path::new("models").join(pgraphrag_llm::DEFAULT_MODEL_FILE);
+    if let Ok(cwd) = std::env::current_dir() {
+        for dir in cwd.ancestors() {
+            let p = dir.join(&rel);
+            if p.exists() {
+                return p;
+            }
+        }
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+}
+
 /// Loads the model; returns it with its cache id and its label for file names.
 fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
     if let Some(url) = &args.openai_url {
         let Some(name) = args.openai_model.clone() else {
             bail!("--openai-url needs --openai-model NAME");
         };
-        let client = OpenAiClient::new(url.clone(), name.clone(), OpenAiOptions::from_env())
-            .with_context(|| format!("--openai-url {url}"))?;
-        let id = format!("openai:{url}:{name}");
+        let key = std::env::var("OPENAI_API_KEY")
+            .ok()
+            .filter(|k| !k.is_empty());
+        let client = OpenAiClient::new(
+            url.clone(),
+            name.clone(),
+            OpenAiOptions::default().with_api_key(key),
+        )
+        .with_context(|| format!("--openai-url {url}"))?;
+        let id = client.cache_id();
         return Ok((Backend::OpenAi(client), id, name));
     }
     let path = args.model.clone().unwrap_or_else(default_model_path);
@@ -233,9 +262,6 @@ fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
             path.display()
         );
     }
-    let size = std::fs::metadata(&path)
-        .with_context(|| format!("reading {}", path.display()))?
-        .len();
     let weights = match args.weights {
         WeightsArg::AsStored => WeightFormat::AsStored,
         WeightsArg::Q8 => WeightFormat::Q8_0,
@@ -264,22 +290,7 @@ fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    // f32 activations keep the id they had before 8-bit activations existed, so caches made
-    // then are still found.
-    let act = match model.activations() {
-        Some(Activations::Q8) => ":q8-activations",
-        _ => "",
-    };
-    // Likewise the gemm prompt path keeps the id it had before the row-wise one existed.
-    let pf = match model.prefill() {
-        Some(Prefill::Rowwise) => ":rowwise-prefill",
-        _ => "",
-    };
-    let id = format!(
-        "gguf:{file}:{size}:{:?}:{:?}{act}{pf}",
-        args.weights,
-        model.engine()
-    );
+    let id = model.cache_id();
     let label = file.split('.').next().unwrap_or("model").to_string();
     Ok((Backend::Gguf(Box::new(model)), id, label))
 }

@@ -33,6 +33,8 @@
 #![deny(missing_docs)]
 
 mod error;
+/// Shared SIMD helpers: CPU feature detection and a `Send` raw pointer for disjoint writes.
+pub mod simd;
 mod types;
 
 pub use error::{Error, Result};

@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! RAYON_NUM_THREADS=2 cargo run --release -p pgraphrag-llm --example bench_llm -- \
-//!     --model models/SmolLM2-135M-Instruct.Q4_1.gguf --prompt-file prompt.txt --tg 64 --reps 3 [--q8] [--engine native|candle] [--f32-activations] [--prefill rowwise|gemm]
+//!     --model models/SmolLM2-135M-Instruct.Q4_1.gguf --prompt-file prompt.txt --tg 64 --reps 3 [--q8] [--engine native|candle] [--f32-activations] [--prefill rowwise|gemm] [--portable-kernels]
 //! ```
 //! The prompt text is fed as a raw prompt (tokenized exactly as llama.cpp does, see the
 //! tokenizer test); the KV cache is reset per repetition (and the prefix cache of
@@ -13,10 +13,14 @@
 use std::path::PathBuf;
 
 use pgraphrag_core::{GenParams, Prompt};
-use pgraphrag_llm::{Activations, Engine, GgufModel, GgufOptions, Prefill, WeightFormat};
+use pgraphrag_llm::{Activations, Engine, GgufModel, GgufOptions, Kernels, Prefill, WeightFormat};
+
+#[path = "../tests/support/model.rs"]
+mod model;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut model = pgraphrag_llm::default_model_path();
+    let mut model = model::model_path();
+    let mut kernels = Kernels::Auto;
     let mut prompt_file: Option<PathBuf> = None;
     let (mut tg, mut reps, mut q8) = (64usize, 3usize, false);
     let mut engine = Engine::Auto;
@@ -32,6 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--reps" => reps = val()?.parse()?,
             "--q8" => q8 = true,
             "--f32-activations" => activations = Activations::F32,
+            "--portable-kernels" => kernels = Kernels::Portable,
             "--prefill" => {
                 prefill = match val()?.as_str() {
                     "rowwise" => Prefill::Rowwise,
@@ -63,6 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         engine,
         activations,
         prefill,
+        kernels,
         ..Default::default()
     };
     let name = format!(

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 pub enum LlmError {
     /// The model (or tokenizer) file does not exist.
     #[error(
-        "model file {path} not found; run `scripts/fetch-llms.sh` or set PGRAPHRAG_MODEL to a GGUF file"
+        "model file {path} not found; run `scripts/fetch-llms.sh` or pass the path of a GGUF file"
     )]
     ModelNotFound {
         /// The path that was tried.
@@ -63,14 +63,23 @@ pub enum LlmError {
     /// The caller passed parameters the backend cannot use.
     #[error("invalid parameters: {0}")]
     InvalidParams(String),
-    /// The model failed while running (a candle error), with what it was doing.
+    /// The model failed while running, with what it was doing.
     #[error("{context}: {source}")]
     Model {
         /// What was being done.
         context: String,
-        /// The candle error.
+        /// The underlying error (candle's, or the native engine's message).
         #[source]
-        source: candle_core::Error,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The request needs a cargo feature of this crate that this build lacks (e.g.
+    /// [`crate::Engine::Candle`] without the `candle` feature).
+    #[error("{what} needs pgraphrag-llm's `{feature}` feature, which this build lacks")]
+    FeatureDisabled {
+        /// The missing feature.
+        feature: &'static str,
+        /// What needed it.
+        what: String,
     },
     /// The HTTP server answered with an error status (after any retries).
     #[error("{url} answered HTTP {status} after {attempts} attempt(s): {body}")]
@@ -104,6 +113,19 @@ pub enum LlmError {
         /// The start of the response body (at most 500 characters).
         body: String,
     },
+}
+
+impl LlmError {
+    /// [`LlmError::Model`] from what was being done and the error.
+    pub(crate) fn model(
+        context: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        LlmError::Model {
+            context: context.into(),
+            source: source.into(),
+        }
+    }
 }
 
 /// `Result` with [`LlmError`].

@@ -2,23 +2,29 @@
 //!
 //! [`Generator`](pgraphrag_core::Generator) backends:
 //!
-//! - [`GgufModel`]: a local GGUF model on candle (`llama` family such as SmolLM2, `gemma3`,
-//!   `qwen2`, `qwen3`), with a tokenizer rebuilt faithfully from the GGUF metadata (or a
+//! - [`GgufModel`]: a local GGUF model (`llama` family such as SmolLM2, `gemma3`, `qwen2`,
+//!   `qwen3`), with a tokenizer rebuilt faithfully from the GGUF metadata (or a
 //!   `tokenizer.json`), the chat template the model declares ([`ChatTemplate`]), greedy or
 //!   seeded temperature / top-p sampling, stop tokens and stop strings, a KV cache reset per
-//!   prompt, CPU by default and CUDA behind the `cuda` feature. Llama-family models run on a
-//!   native CPU engine by default ([`Engine`]): 8-bit or f32 decoding arithmetic
-//!   ([`Activations`]), row-wise prompt kernels that reuse the KV cache of a prefix shared with
-//!   a recent prompt, bit-identically ([`Prefill`]), and continuous batched decoding
-//!   ([`GgufModel::generate_batch_full`]).
+//!   prompt. Llama-family models run on a native CPU engine by default ([`Engine`]): 8-bit or
+//!   f32 decoding arithmetic ([`Activations`]), row-wise prompt kernels that reuse the KV
+//!   cache of a prefix shared with a recent prompt, bit-identically ([`Prefill`]), continuous
+//!   batched decoding ([`GgufModel::generate_batch_full`]), SIMD kernels picked at load
+//!   ([`Kernels`]). Other architectures, K-quant tensors and CUDA run on candle.
+//!
+//! Cargo features: `candle` (default) adds candle-transformers' models ([`Engine::Candle`]);
+//! without it the crate has no candle dependency, runs llama-architecture GGUF files with
+//! `F32`/`F16`/`BF16`/`Q4_1`/`Q8_0` tensors on the native engine, and answers a request for
+//! candle with [`LlmError::FeatureDisabled`]. `cuda` (implies `candle`) runs candle on an
+//! NVIDIA GPU; `tls` enables `https` for [`OpenAiClient`].
 //! - [`OpenAiClient`]: any OpenAI-compatible chat-completions server, with timeouts and
 //!   retries with exponential backoff on 429, 5xx and connection failures.
 //!
 //! ```no_run
 //! use pgraphrag_core::{GenParams, Generator, Prompt};
-//! use pgraphrag_llm::{GgufModel, GgufOptions, default_model_path};
+//! use pgraphrag_llm::{GgufModel, GgufOptions};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let model = GgufModel::load(&default_model_path(), GgufOptions::default())?;
+//! let model = GgufModel::load("models/SmolLM2-135M-Instruct.Q4_1.gguf".as_ref(), GgufOptions::default())?;
 //! let params = GenParams { max_tokens: 32, ..Default::default() }; // greedy
 //! let answer = model.generate(&Prompt::user("What is the capital of France?"), &params)?;
 //! println!("{answer}");
@@ -26,6 +32,10 @@
 //! ```
 //!
 //! Fetch the default model with `scripts/fetch-llms.sh --smollm-only`. See `docs/llm.md`.
+//!
+//! The library reads no environment variables and assumes no default paths: every function
+//! takes the model file it should load, and [`OpenAiOptions::api_key`] is a plain field
+//! (binaries read `OPENAI_API_KEY` themselves).
 #![deny(missing_docs)]
 
 mod error;
@@ -35,43 +45,15 @@ mod openai;
 mod template;
 mod tokenizer;
 
-use std::path::{Path, PathBuf};
-
 pub use error::{LlmError, Result};
 pub use gguf::{
     Activations, Architecture, ContextOverflow, DeviceChoice, Engine, FinishReason, Generation,
-    GgufModel, GgufOptions, Prefill, WeightFormat,
+    GgufModel, GgufOptions, Kernels, Prefill, WeightFormat,
 };
 pub use openai::{Completion, OpenAiClient, OpenAiOptions};
 pub use template::ChatTemplate;
 pub use tokenizer::LlmTokenizer;
 
-/// File name of the default model (SmolLM2-135M-Instruct, Q4_1).
+/// File name of the default model (SmolLM2-135M-Instruct, Q4_1), as `scripts/fetch-llms.sh`
+/// names it under `models/`. The library never looks for it: callers pass paths.
 pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
-
-/// The default model path: `$PGRAPHRAG_MODEL` when set; otherwise
-/// `models/SmolLM2-135M-Instruct.Q4_1.gguf` in the first of the current directory and its
-/// ancestors that has it; otherwise that path under this workspace's root (where
-/// `scripts/fetch-llms.sh` puts it), which may not exist yet.
-///
-/// ```
-/// let p = pgraphrag_llm::default_model_path();
-/// assert!(p.to_string_lossy().ends_with(".gguf") || std::env::var("PGRAPHRAG_MODEL").is_ok());
-/// ```
-pub fn default_model_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("PGRAPHRAG_MODEL").filter(|p| !p.is_empty()) {
-        return PathBuf::from(p);
-    }
-    let rel = Path::new("models").join(DEFAULT_MODEL_FILE);
-    if let Ok(cwd) = std::env::current_dir() {
-        for dir in cwd.ancestors() {
-            let p = dir.join(&rel);
-            if p.exists() {
-                return p;
-            }
-        }
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(rel)
-}

@@ -40,14 +40,21 @@ impl Default for OpenAiOptions {
 }
 
 impl OpenAiOptions {
-    /// Default options with the API key from the `OPENAI_API_KEY` environment variable, if set.
-    pub fn from_env() -> Self {
-        OpenAiOptions {
-            api_key: std::env::var("OPENAI_API_KEY")
-                .ok()
-                .filter(|k| !k.is_empty()),
-            ..Default::default()
-        }
+    /// These options with `api_key` set (sent as `Authorization: Bearer {api_key}`). The
+    /// library reads no environment variables: a binary that wants the usual
+    /// `OPENAI_API_KEY` reads it and passes it here.
+    ///
+    /// ```
+    /// use pgraphrag_llm::OpenAiOptions;
+    /// let key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
+    /// let opts = OpenAiOptions::default().with_api_key(key);
+    /// let fixed = OpenAiOptions::default().with_api_key(Some("sk-test".to_string()));
+    /// assert_eq!(fixed.api_key.as_deref(), Some("sk-test"));
+    /// # let _ = opts;
+    /// ```
+    pub fn with_api_key(mut self, api_key: Option<String>) -> Self {
+        self.api_key = api_key;
+        self
     }
 }
 
@@ -74,13 +81,16 @@ pub struct Completion {
 /// use pgraphrag_core::{GenParams, Generator, Prompt};
 /// use pgraphrag_llm::{OpenAiClient, OpenAiOptions};
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let c = OpenAiClient::new("http://127.0.0.1:8080/v1", "smollm2", OpenAiOptions::from_env())?;
+/// let key = std::env::var("OPENAI_API_KEY").ok(); // binaries read the environment, not the library
+/// let c = OpenAiClient::new("http://127.0.0.1:8080/v1", "smollm2", OpenAiOptions::default().with_api_key(key))?;
 /// let text = c.generate(&Prompt::user("Say hi."), &GenParams { max_tokens: 16, ..Default::default() })?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
 pub struct OpenAiClient {
     base_url: String,
+    /// `base_url` exactly as given to [`OpenAiClient::new`] (for [`OpenAiClient::cache_id`]).
+    url_as_given: String,
     model: String,
     opts: OpenAiOptions,
     agent: ureq::Agent,
@@ -105,7 +115,8 @@ impl OpenAiClient {
         model: impl Into<String>,
         opts: OpenAiOptions,
     ) -> Result<Self> {
-        let base_url = base_url.into().trim_end_matches('/').to_string();
+        let url_as_given = base_url.into();
+        let base_url = url_as_given.trim_end_matches('/').to_string();
         let https = base_url.starts_with("https://");
         if !https && !base_url.starts_with("http://") {
             return Err(LlmError::InvalidParams(format!(
@@ -125,6 +136,7 @@ impl OpenAiClient {
             .new_agent();
         Ok(OpenAiClient {
             base_url,
+            url_as_given,
             model: model.into(),
             opts,
             agent,
@@ -134,6 +146,20 @@ impl OpenAiClient {
     /// The base URL (without a trailing slash).
     pub fn base_url(&self) -> &str {
         &self.base_url
+    }
+
+    /// The id of this client's generations in a generation cache: `openai:{url}:{model}`, with
+    /// the base URL exactly as given to [`OpenAiClient::new`] (a trailing slash kept), as the
+    /// ids of existing caches were made.
+    ///
+    /// ```
+    /// let c = pgraphrag_llm::OpenAiClient::new("http://127.0.0.1:1/v1", "m", Default::default()).unwrap();
+    /// assert_eq!(c.cache_id(), "openai:http://127.0.0.1:1/v1:m");
+    /// let c = pgraphrag_llm::OpenAiClient::new("http://127.0.0.1:1/v1/", "m", Default::default()).unwrap();
+    /// assert_eq!(c.cache_id(), "openai:http://127.0.0.1:1/v1/:m");
+    /// ```
+    pub fn cache_id(&self) -> String {
+        format!("openai:{}:{}", self.url_as_given, self.model)
     }
 
     /// The model name sent with each request.

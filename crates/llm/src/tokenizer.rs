@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use candle_core::quantized::gguf_file::{Content, Value};
+use crate::gguf::file::{GgufFile, Value};
 use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
 use tokenizers::models::bpe::{BPE, Vocab};
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
@@ -40,53 +40,37 @@ impl std::fmt::Debug for LlmTokenizer {
     }
 }
 
-fn md<'a>(ct: &'a Content, key: &str) -> Option<&'a Value> {
-    ct.metadata.get(key)
+fn md<'a>(ct: &'a GgufFile, key: &str) -> Option<&'a Value> {
+    ct.get(key)
 }
 
-pub(crate) fn md_u32(ct: &Content, key: &str) -> Option<u32> {
-    md(ct, key).and_then(value_u32)
+pub(crate) fn md_u32(ct: &GgufFile, key: &str) -> Option<u32> {
+    md(ct, key).and_then(Value::as_u32_lossless)
 }
 
-fn value_u32(v: &Value) -> Option<u32> {
-    match v {
-        Value::U8(x) => Some(*x as u32),
-        Value::I8(x) => u32::try_from(*x).ok(),
-        Value::U16(x) => Some(*x as u32),
-        Value::I16(x) => u32::try_from(*x).ok(),
-        Value::U32(x) => Some(*x),
-        Value::I32(x) => u32::try_from(*x).ok(),
-        Value::U64(x) => u32::try_from(*x).ok(),
-        Value::I64(x) => u32::try_from(*x).ok(),
-        _ => None,
-    }
+pub(crate) fn md_str<'a>(ct: &'a GgufFile, key: &str) -> Option<&'a str> {
+    md(ct, key).and_then(Value::as_str)
 }
 
-pub(crate) fn md_str<'a>(ct: &'a Content, key: &str) -> Option<&'a str> {
-    md(ct, key)
-        .and_then(|v| v.to_string().ok())
-        .map(|s| s.as_str())
+fn md_bool(ct: &GgufFile, key: &str) -> Option<bool> {
+    md(ct, key).and_then(Value::as_bool)
 }
 
-fn md_bool(ct: &Content, key: &str) -> Option<bool> {
-    md(ct, key).and_then(|v| v.to_bool().ok())
-}
-
-fn string_array(ct: &Content, key: &str, path: &Path) -> Result<Vec<String>> {
+fn string_array(ct: &GgufFile, key: &str, path: &Path) -> Result<Vec<String>> {
     let err = |reason: String| LlmError::Tokenizer {
         path: path.to_path_buf(),
         reason,
     };
     let v = md(ct, key).ok_or_else(|| err(format!("GGUF metadata has no `{key}`")))?;
     let arr = v
-        .to_vec()
-        .map_err(|_| err(format!("`{key}` is not an array")))?;
+        .as_array()
+        .ok_or_else(|| err(format!("`{key}` is not an array")))?;
     arr.iter()
         .enumerate()
         .map(|(i, x)| {
-            x.to_string()
-                .cloned()
-                .map_err(|_| err(format!("`{key}`[{i}] is not a string")))
+            x.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| err(format!("`{key}`[{i}] is not a string")))
         })
         .collect()
 }
@@ -99,7 +83,19 @@ impl LlmTokenizer {
     ///
     /// This matches the `tokenizer.json` SmolLM2 ships (candle's own `TokenizerFromGguf` adds a
     /// prefix space, which changes the first token of every text).
-    pub fn from_gguf(ct: &Content, path: &Path) -> Result<Self> {
+    ///
+    /// ```no_run
+    /// let t = pgraphrag_llm::LlmTokenizer::from_gguf("models/SmolLM2-135M-Instruct.Q4_1.gguf".as_ref())?;
+    /// assert_eq!(t.vocab_size(), 49152);
+    /// # Ok::<(), pgraphrag_llm::LlmError>(())
+    /// ```
+    pub fn from_gguf(path: &Path) -> Result<Self> {
+        let (ct, _, _) = crate::gguf::read_content(path)?;
+        Self::from_metadata(&ct, path)
+    }
+
+    /// [`Self::from_gguf`] from an already read header.
+    pub(crate) fn from_metadata(ct: &GgufFile, path: &Path) -> Result<Self> {
         let err = |reason: String| LlmError::Tokenizer {
             path: path.to_path_buf(),
             reason,
@@ -145,7 +141,7 @@ impl LlmTokenizer {
             let specials: Vec<AddedToken> = types
                 .iter()
                 .enumerate()
-                .filter(|(_, t)| matches!(value_u32(t), Some(2..=5)))
+                .filter(|(_, t)| matches!(t.as_u32_lossless(), Some(2..=5)))
                 .filter_map(|(i, _)| tokens.get(i))
                 .map(|t| AddedToken::from(t.clone(), true))
                 .collect();
@@ -168,8 +164,15 @@ impl LlmTokenizer {
     }
 
     /// Loads a Hugging Face `tokenizer.json`; BOS/EOS ids and whether to add BOS come from the
-    /// GGUF metadata `ct` (the model's own facts), the text pipeline from the file.
-    pub fn from_json(json: &Path, ct: &Content) -> Result<Self> {
+    /// metadata of the GGUF model `gguf` (the model's own facts), the text pipeline from the
+    /// file.
+    pub fn from_json(json: &Path, gguf: &Path) -> Result<Self> {
+        let (ct, _, _) = crate::gguf::read_content(gguf)?;
+        Self::from_json_with(json, &ct)
+    }
+
+    /// [`Self::from_json`] with the model's header already read.
+    pub(crate) fn from_json_with(json: &Path, ct: &GgufFile) -> Result<Self> {
         if !json.exists() {
             return Err(LlmError::ModelNotFound {
                 path: json.to_path_buf(),
@@ -199,7 +202,7 @@ impl LlmTokenizer {
     ///
     /// ```no_run
     /// # fn main() -> pgraphrag_llm::Result<()> {
-    /// let m = pgraphrag_llm::GgufModel::load(&pgraphrag_llm::default_model_path(), Default::default())?;
+    /// let m = pgraphrag_llm::GgufModel::load("models/SmolLM2-135M-Instruct.Q4_1.gguf".as_ref(), Default::default())?;
     /// let ids = m.tokenizer().encode("Hello world")?;
     /// assert_eq!(m.tokenizer().decode(&ids)?, "Hello world");
     /// # Ok(()) }

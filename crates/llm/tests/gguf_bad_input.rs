@@ -3,8 +3,26 @@
 use std::io::Write;
 use std::path::Path;
 
-use candle_core::quantized::gguf_file::{self, Value};
-use pgraphrag_llm::{GgufModel, GgufOptions, LlmError, default_model_path};
+use pgraphrag_llm::{Engine, GgufModel, GgufOptions, LlmError};
+
+#[path = "support/model.rs"]
+mod model;
+
+/// A GGUF v3 file with no tensors and one metadata entry, `general.architecture = arch`.
+fn gguf_with_architecture(arch: &str) -> Vec<u8> {
+    let mut b = b"GGUF".to_vec();
+    b.extend(3u32.to_le_bytes()); // version
+    b.extend(0u64.to_le_bytes()); // tensors
+    b.extend(1u64.to_le_bytes()); // metadata entries
+    let key = "general.architecture";
+    b.extend((key.len() as u64).to_le_bytes());
+    b.extend(key.as_bytes());
+    b.extend(8u32.to_le_bytes()); // a string
+    b.extend((arch.len() as u64).to_le_bytes());
+    b.extend(arch.as_bytes());
+    b.resize(b.len().div_ceil(32) * 32, 0);
+    b
+}
 
 fn load(p: &Path) -> LlmError {
     GgufModel::load(p, GgufOptions::default()).expect_err("load must fail")
@@ -50,7 +68,7 @@ fn wrong_magic_and_empty_file() {
 
 #[test]
 fn truncated_model_file() {
-    let src = default_model_path();
+    let src = model::model_path();
     assert!(
         src.exists(),
         "{} is missing: run scripts/fetch-llms.sh --smollm-only",
@@ -85,10 +103,7 @@ fn truncated_model_file() {
 fn unsupported_architecture() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("mamba.gguf");
-    let arch = Value::String("mamba".into());
-    let mut f = std::fs::File::create(&p).unwrap();
-    gguf_file::write(&mut f, &[("general.architecture", &arch)], &[]).unwrap();
-    drop(f);
+    std::fs::write(&p, gguf_with_architecture("mamba")).unwrap();
     let e = load(&p);
     assert!(
         matches!(&e, LlmError::UnsupportedArchitecture { architecture, path } if architecture == "mamba" && path == &p),
@@ -99,7 +114,7 @@ fn unsupported_architecture() {
 
 #[test]
 fn missing_tokenizer_json() {
-    let src = default_model_path();
+    let src = model::model_path();
     assert!(
         src.exists(),
         "{} is missing: run scripts/fetch-llms.sh --smollm-only",
@@ -114,4 +129,39 @@ fn missing_tokenizer_json() {
         matches!(&e, LlmError::ModelNotFound { path } if path.ends_with("tokenizer.json")),
         "{e:?}"
     );
+}
+
+/// Without the `candle` feature, asking for candle is a typed error naming the feature, not a
+/// panic (with it, the candle engine loads as usual).
+#[test]
+fn candle_engine_without_the_feature_is_a_typed_error() {
+    let src = model::model_path();
+    assert!(
+        src.exists(),
+        "{} is missing: run scripts/fetch-llms.sh --smollm-only",
+        src.display()
+    );
+    let r = GgufModel::load(
+        &src,
+        GgufOptions {
+            engine: Engine::Candle,
+            ..Default::default()
+        },
+    );
+    if cfg!(feature = "candle") {
+        assert_eq!(r.unwrap().engine(), Engine::Candle);
+    } else {
+        let e = r.unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                LlmError::FeatureDisabled {
+                    feature: "candle",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("`candle` feature"), "{e}");
+    }
 }

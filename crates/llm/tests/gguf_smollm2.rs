@@ -6,13 +6,15 @@ use std::sync::OnceLock;
 use pgraphrag_core::{GenParams, Generator, Message, Prompt, Role};
 use pgraphrag_llm::{
     ChatTemplate, ContextOverflow, FinishReason, GgufModel, GgufOptions, LlmError,
-    default_model_path,
 };
+
+#[path = "support/model.rs"]
+mod model;
 
 fn model() -> &'static GgufModel {
     static M: OnceLock<GgufModel> = OnceLock::new();
     M.get_or_init(|| {
-        let p = default_model_path();
+        let p = model::model_path();
         assert!(
             p.exists(),
             "SmolLM2 model {} is missing: run scripts/fetch-llms.sh --smollm-only (or set PGRAPHRAG_MODEL)",
@@ -40,20 +42,23 @@ fn metadata_template_and_stop_ids() {
         "Auto picks native for llama"
     );
     assert_eq!(m.context_length(), 8192, "the declared context");
-    let candle = GgufModel::load(
-        &default_model_path(),
-        GgufOptions {
-            engine: pgraphrag_llm::Engine::Candle,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(candle.engine(), pgraphrag_llm::Engine::Candle);
-    assert_eq!(
-        candle.context_length(),
-        4096,
-        "min(8192 declared, candle llama's 4096)"
-    );
+    #[cfg(feature = "candle")]
+    {
+        let candle = GgufModel::load(
+            &model::model_path(),
+            GgufOptions {
+                engine: pgraphrag_llm::Engine::Candle,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(candle.engine(), pgraphrag_llm::Engine::Candle);
+        assert_eq!(
+            candle.context_length(),
+            4096,
+            "min(8192 declared, candle llama's 4096)"
+        );
+    }
     assert_eq!(
         m.template(),
         Some(&ChatTemplate::ChatMl {
@@ -205,7 +210,7 @@ fn stops_on_end_of_turn_max_tokens_and_stop_strings() {
 
 #[test]
 fn prompt_longer_than_context_is_an_error_or_left_truncated() {
-    let path = default_model_path();
+    let path = model::model_path();
     let small = GgufModel::load(
         &path,
         GgufOptions {

@@ -3,7 +3,10 @@
 //! Needs the real SmolLM2 file (`scripts/fetch-llms.sh --smollm-only`); fails loudly without it.
 
 use pgraphrag_core::{GenParams, Prompt};
-use pgraphrag_llm::{Activations, Engine, GgufModel, GgufOptions, Prefill, default_model_path};
+use pgraphrag_llm::{Activations, Engine, GgufModel, GgufOptions, Kernels, Prefill};
+
+#[path = "support/model.rs"]
+mod model;
 
 fn load(engine: Engine) -> GgufModel {
     load_with(engine, Activations::F32)
@@ -14,7 +17,16 @@ fn load_with(engine: Engine, activations: Activations) -> GgufModel {
 }
 
 fn load_full(engine: Engine, activations: Activations, prefill: Prefill) -> GgufModel {
-    let p = default_model_path();
+    load_kernels(engine, activations, prefill, Kernels::Auto)
+}
+
+fn load_kernels(
+    engine: Engine,
+    activations: Activations,
+    prefill: Prefill,
+    kernels: Kernels,
+) -> GgufModel {
+    let p = model::model_path();
     assert!(
         p.exists(),
         "SmolLM2 model {} is missing: run scripts/fetch-llms.sh --smollm-only (or set PGRAPHRAG_MODEL)",
@@ -26,6 +38,7 @@ fn load_full(engine: Engine, activations: Activations, prefill: Prefill) -> Gguf
             engine,
             activations,
             prefill,
+            kernels,
             ..Default::default()
         },
     )
@@ -56,6 +69,7 @@ fn argmax(v: &[f32]) -> usize {
 /// candle with every weight dequantized to f32 (`CANDLE_DEQUANTIZE_ALL`) computes the same
 /// function as the native engine: f32 weights equal to the stored blocks, f32 activations.
 /// The only differences are summation orders.
+#[cfg(feature = "candle")]
 #[test]
 fn native_matches_candle_on_dequantized_weights() {
     // SAFETY: this is the only test in this binary that reads the variable, and it sets it
@@ -133,6 +147,7 @@ fn q8_activations_follow_f32_activations() {
     );
     let f32 = load(Engine::Native);
     assert_eq!(f32.activations(), Some(Activations::F32));
+    #[cfg(feature = "candle")]
     assert_eq!(load(Engine::Candle).activations(), None);
     let params = GenParams {
         max_tokens: 24,
@@ -226,6 +241,7 @@ fn prefix_reuse_changes_nothing() {
             }
         }
     }
+    #[cfg(feature = "candle")]
     assert_eq!(load(Engine::Candle).prefill(), None);
 }
 
@@ -278,4 +294,44 @@ fn native_is_refused_for_other_architectures_and_errors_are_clear() {
     assert!(e.to_string().contains("no tokens"), "{e}");
     let e = m.next_token_logits(&[u32::MAX]).unwrap_err();
     assert!(e.to_string().contains("outside the vocabulary"), "{e}");
+}
+
+/// The portable kernels (what `Kernels::Portable` forces, as a CPU without SIMD extensions
+/// runs) compute exactly what the detected SIMD kernels compute under the default options
+/// (8-bit activations, row-wise prompts): the same logits, bit for bit, and the same tokens.
+#[test]
+fn portable_kernels_are_bit_identical_to_the_detected_ones() {
+    let auto = load_kernels(
+        Engine::Native,
+        Activations::Q8,
+        Prefill::Rowwise,
+        Kernels::Auto,
+    );
+    let plain = load_kernels(
+        Engine::Native,
+        Activations::Q8,
+        Prefill::Rowwise,
+        Kernels::Portable,
+    );
+    let params = GenParams {
+        max_tokens: 12,
+        temperature: 0.0,
+        ..Default::default()
+    };
+    for p in prompts() {
+        let ids = auto.prompt_tokens(&p).unwrap();
+        let (a, b) = (
+            auto.next_token_logits(&ids).unwrap(),
+            plain.next_token_logits(&ids).unwrap(),
+        );
+        assert!(
+            a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+            "logits of {p:?}"
+        );
+        let (ga, gb) = (
+            auto.generate_full(&p, &params).unwrap(),
+            plain.generate_full(&p, &params).unwrap(),
+        );
+        assert_eq!(ga.tokens, gb.tokens, "tokens of {p:?}");
+    }
 }

@@ -11,7 +11,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pgraphrag_core::{GenParams, Prompt};
-use pgraphrag_llm::{OpenAiClient, OpenAiOptions, default_model_path};
+use pgraphrag_llm::{OpenAiClient, OpenAiOptions};
+
+#[path = "support/model.rs"]
+mod model;
 
 struct Kill(Child);
 impl Drop for Kill {
@@ -23,7 +26,7 @@ impl Drop for Kill {
 
 #[test]
 fn chat_completion_from_llama_cpp_server() {
-    let model: PathBuf = default_model_path();
+    let model: PathBuf = model::model_path();
     assert!(
         model.exists(),
         "{} is missing: run scripts/fetch-llms.sh --smollm-only",

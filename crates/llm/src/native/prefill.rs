@@ -13,6 +13,7 @@
 //! are plain Rust (`f32::mul_add` over `NR`-wide arrays) that LLVM vectorises; they are
 //! compiled for AVX-512, AVX2+FMA and the baseline target and picked at run time.
 
+use pgraphrag_core::simd::{CpuFeatures, SendPtr};
 use rayon::prelude::*;
 
 /// Output columns of one packed panel.
@@ -267,11 +268,8 @@ mod x86 {
         attend_row_generic(q, kt, lp, vc, st, off, sc, s, o)
     }
 
-    pub(super) fn avx512() -> Option<Kernels> {
-        (std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma"))
-        .then_some(Kernels {
+    pub(super) fn avx512(cpu: CpuFeatures) -> Option<Kernels> {
+        (cpu.avx512f() && cpu.avx2_fma()).then_some(Kernels {
             block: block_512,
             // SAFETY: the CPU has the features attend_512 is compiled for (checked above).
             attend: |q, kt, lp, vc, st, off, sc, s, o| unsafe {
@@ -279,27 +277,26 @@ mod x86 {
             },
         })
     }
-    pub(super) fn avx2() -> Option<Kernels> {
-        (std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma"))
-            .then_some(Kernels {
-                block: block_256,
-                // SAFETY: as above.
-                attend: |q, kt, lp, vc, st, off, sc, s, o| unsafe {
-                    attend_256(q, kt, lp, vc, st, off, sc, s, o)
-                },
-            })
+    pub(super) fn avx2(cpu: CpuFeatures) -> Option<Kernels> {
+        cpu.avx2_fma().then_some(Kernels {
+            block: block_256,
+            // SAFETY: as above.
+            attend: |q, kt, lp, vc, st, off, sc, s, o| unsafe {
+                attend_256(q, kt, lp, vc, st, off, sc, s, o)
+            },
+        })
     }
 }
 
-/// Every compiled kernel set this CPU can run, best first.
-pub(super) fn available() -> Vec<(&'static str, Kernels)> {
+/// Every compiled kernel set a CPU with the features `cpu` can run, best first.
+pub(super) fn available(cpu: CpuFeatures) -> Vec<(&'static str, Kernels)> {
     let mut v = Vec::new();
     #[cfg(target_arch = "x86_64")]
     {
-        if let Some(b) = x86::avx512() {
+        if let Some(b) = x86::avx512(cpu) {
             v.push(("avx512", b));
         }
-        if let Some(b) = x86::avx2() {
+        if let Some(b) = x86::avx2(cpu) {
             v.push(("avx2", b));
         }
     }
@@ -307,16 +304,9 @@ pub(super) fn available() -> Vec<(&'static str, Kernels)> {
     v
 }
 
-/// A raw output pointer shared by tasks that write disjoint elements.
-#[derive(Clone, Copy)]
-struct Out(*mut f32);
-// SAFETY: tasks write disjoint (row, column) ranges inside one rayon scope.
-unsafe impl Send for Out {}
-unsafe impl Sync for Out {}
-impl Out {
-    fn get(self) -> *mut f32 {
-        self.0
-    }
+/// The fastest kernel set for `cpu` ([`CpuFeatures::portable`]: the portable one).
+pub(super) fn best(cpu: CpuFeatures) -> Kernels {
+    available(cpu)[0].1
 }
 
 /// `y (t × rows) = x (t × cols) · Wᵀ` with `W` packed in `p`, on the current rayon pool.
@@ -327,7 +317,8 @@ pub(super) fn matmul(f: Block, p: &Packed, x: &[f32], t: usize, y: &mut [f32]) {
     );
     let np = p.rows.div_ceil(NR);
     let nb = t.div_ceil(RB);
-    let out = Out(y.as_mut_ptr());
+    // Tasks write disjoint (row, column) ranges of `y` inside this parallel region.
+    let out = SendPtr::new(y.as_mut_ptr());
     let (rows, cols) = (p.rows, p.cols);
     (0..np * nb).into_par_iter().for_each(|task| {
         let (pi, bi) = (task / nb, task % nb);
@@ -391,7 +382,7 @@ mod tests {
                 want[r * rows + o] = acc;
             }
         }
-        for (name, k) in available() {
+        for (name, k) in available(CpuFeatures::detect()) {
             let f = k.block;
             let mut y = vec![0f32; t * rows];
             matmul(f, &p, &x, t, &mut y);
@@ -423,7 +414,7 @@ mod attention_tests {
             .map(|i| ((i * 104729) % 997) as f32 / 498.0 - 1.0)
             .collect();
         let q: Vec<f32> = (0..hd).map(|i| (i as f32 * 0.37).sin()).collect();
-        let all = available();
+        let all = available(CpuFeatures::detect());
         for n in [1, 17, 128, 129, 300] {
             let mut first: Option<Vec<f32>> = None;
             for (name, k) in &all {

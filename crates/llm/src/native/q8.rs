@@ -16,6 +16,8 @@
 //! VNNI kernel, the AVX2 build of the portable kernel and the portable kernel agree bit for
 //! bit, and batched decoding equals one sequence at a time.
 
+use pgraphrag_core::simd::CpuFeatures;
+
 use super::{MAX_VECS, QData, QK, QRows, f16_bits, hsum16};
 
 /// The storage kinds the 8-bit path handles.
@@ -340,26 +342,16 @@ mod x86 {
         }
     }
 
-    pub(super) fn vnni() -> Option<RowsDotI8> {
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vl")
-            && std::arch::is_x86_feature_detected!("avx512vnni")
-            && std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-            && std::arch::is_x86_feature_detected!("f16c")
-        {
+    pub(super) fn vnni(cpu: CpuFeatures) -> Option<RowsDotI8> {
+        if cpu.avx512_vnni() && cpu.f16c() {
             // SAFETY: the CPU has every feature the function is compiled for.
             return Some(|w, r0, x, n, o| unsafe { rows_dot_vnni(w, r0, x, n, o) });
         }
         None
     }
 
-    pub(super) fn avx2() -> Option<RowsDotI8> {
-        if std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-            && std::arch::is_x86_feature_detected!("f16c")
-        {
+    pub(super) fn avx2(cpu: CpuFeatures) -> Option<RowsDotI8> {
+        if cpu.avx2_fma() && cpu.f16c() {
             // SAFETY: as above.
             return Some(|w, r0, x, n, o| unsafe { rows_dot_avx2(w, r0, x, n, o) });
         }
@@ -367,15 +359,15 @@ mod x86 {
     }
 }
 
-/// Every 8-bit kernel this CPU can run, best first.
-pub(super) fn available() -> Vec<(&'static str, RowsDotI8)> {
+/// Every 8-bit kernel a CPU with the features `cpu` can run, best first.
+pub(super) fn available(cpu: CpuFeatures) -> Vec<(&'static str, RowsDotI8)> {
     let mut v: Vec<(&'static str, RowsDotI8)> = Vec::new();
     #[cfg(target_arch = "x86_64")]
     {
-        if let Some(k) = x86::vnni() {
+        if let Some(k) = x86::vnni(cpu) {
             v.push(("avx512vnni", k));
         }
-        if let Some(k) = x86::avx2() {
+        if let Some(k) = x86::avx2(cpu) {
             v.push(("avx2", k));
         }
     }
@@ -383,24 +375,20 @@ pub(super) fn available() -> Vec<(&'static str, RowsDotI8)> {
     v
 }
 
-/// The fastest 8-bit kernel (`PGRAPHRAG_NATIVE_PLAIN` forces the portable one).
-pub(super) fn best() -> RowsDotI8 {
-    if std::env::var_os("PGRAPHRAG_NATIVE_PLAIN").is_some() {
-        return |w, r0, x, n, o| rows_dot_generic(w, r0, x, n, o);
-    }
-    available()[0].1
+/// The fastest 8-bit kernel for `cpu` ([`CpuFeatures::portable`]: the portable one).
+pub(super) fn best(cpu: CpuFeatures) -> RowsDotI8 {
+    available(cpu)[0].1
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "candle"))]
 mod tests {
-    use super::super::tests::{pseudo_random, quantized};
+    use super::super::tests::{pseudo_random, qrows, quantized};
     use super::*;
     use candle_core::quantized::GgmlDType;
-    use std::path::Path;
 
     #[test]
     fn every_kernel_is_bit_identical_and_close_to_the_exact_product() {
-        let all = available();
+        let all = available(CpuFeatures::detect());
         // 7 blocks per row: odd, so the padding block is exercised.
         for (dtype, cols) in [
             (GgmlDType::Q4_1, 224),
@@ -409,8 +397,7 @@ mod tests {
             (GgmlDType::Q8_0, 1024),
         ] {
             let rows = 37;
-            let q = QRows::from_qtensor(&quantized(rows, cols, dtype, 11), "t", Path::new("x"))
-                .unwrap();
+            let q = qrows(&quantized(rows, cols, dtype, 11));
             let i8 = I8Rows::from_qrows(&q).unwrap();
             let dense = q.dense();
             for nvec in [1usize, 3, 9] {

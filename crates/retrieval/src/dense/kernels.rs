@@ -4,7 +4,7 @@
 //!
 //! The element-wise bodies are plain Rust written so that LLVM vectorises them; each is
 //! compiled three times (AVX-512, AVX2+FMA, the target's baseline) and the best one the CPU
-//! supports is picked at run time (`is_x86_feature_detected!`). The matrix multiply uses
+//! supports is picked at run time (`pgraphrag_core::simd::CpuFeatures`). The matrix multiply uses
 //! AVX-512 intrinsics where the CPU has AVX-512F and the `gemm` crate everywhere else.
 
 // The kernels index several fixed-size arrays in lockstep; that is clearer than zipped iterators.
@@ -238,6 +238,7 @@ pub(crate) fn avx2_kernels() -> Option<Kernels> {
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::*;
+    use pgraphrag_core::simd::CpuFeatures;
 
     macro_rules! variant {
         ($feat:literal, $gelu:ident, $gelut:ident, $relu:ident, $sm:ident, $ln:ident) => {
@@ -281,12 +282,7 @@ mod x86 {
     );
 
     pub(super) fn avx512() -> Option<Kernels> {
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vl")
-            && std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-        {
+        if CpuFeatures::detect().avx512() {
             // SAFETY (every closure): the CPU has every feature these functions are compiled
             // for, checked just above.
             return Some(Kernels {
@@ -303,8 +299,7 @@ mod x86 {
     }
 
     pub(super) fn avx2() -> Option<Kernels> {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
+        if CpuFeatures::detect().avx2_fma() {
             // SAFETY (every closure): as above.
             return Some(Kernels {
                 gelu_erf: |x| unsafe { gelu_256(x) },

@@ -25,6 +25,7 @@ use candle_core::{DType, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{Config, HiddenAct};
 use gemm::Parallelism;
+use pgraphrag_core::simd::SendPtr;
 use rayon::prelude::*;
 
 use super::encoder::Pooling;
@@ -82,20 +83,6 @@ struct Scratch {
     ctx: Vec<f32>,
     tmp: Vec<f32>,
     inter: Vec<f32>,
-}
-
-/// A raw pointer that parallel tasks write through, each to its own disjoint region.
-#[derive(Clone, Copy)]
-struct SendPtr(*mut f32);
-// SAFETY: every task writes a region no other task touches (see the call sites).
-unsafe impl Send for SendPtr {}
-unsafe impl Sync for SendPtr {}
-
-impl SendPtr {
-    /// The pointer (a method, so that closures capture the whole `Send` wrapper).
-    fn ptr(self) -> *mut f32 {
-        self.0
-    }
 }
 
 /// BERT weights in f32 and the forward pass over them.
@@ -436,7 +423,7 @@ impl NativeBert {
             let row_chunks = m.div_ceil(mc);
             let groups = (want.div_ceil(row_chunks)).clamp(1, panels);
             let per_group = panels.div_ceil(groups);
-            let yp = SendPtr(y.as_mut_ptr());
+            let yp = SendPtr::new(y.as_mut_ptr());
             (0..row_chunks * groups).into_par_iter().for_each(|task| {
                 let (rc, g) = (task / groups, task % groups);
                 let r0 = rc * mc;
@@ -459,7 +446,7 @@ impl NativeBert {
                         lin.b.as_ptr(),
                         p0,
                         p1,
-                        yp.ptr().add(r0 * n),
+                        yp.get().add(r0 * n),
                         n,
                     );
                 }
@@ -468,7 +455,7 @@ impl NativeBert {
                         // SAFETY: the same region this task just wrote.
                         let seg = unsafe {
                             std::slice::from_raw_parts_mut(
-                                yp.ptr().add(r * n + p0 * NR),
+                                yp.get().add(r * n + p0 * NR),
                                 (p1 - p0) * NR,
                             )
                         };
@@ -520,7 +507,7 @@ impl NativeBert {
         let (h, heads, d) = (self.hidden, self.heads, self.head_dim);
         let n = starts.len() - 1;
         let scale = 1.0 / (d as f32).sqrt();
-        let cp = SendPtr(ctx.as_mut_ptr());
+        let cp = SendPtr::new(ctx.as_mut_ptr());
         thread_local! {
             static SCORES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
         }
@@ -572,7 +559,7 @@ impl NativeBert {
                         len,
                         d,
                         len,
-                        cp.ptr().add(a * h + hd * d),
+                        cp.get().add(a * h + hd * d),
                         1,
                         h as isize,
                         false,

@@ -1,0 +1,237 @@
+//! The options of [`super::GgufModel::load`] and the types a generation reports.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::template::ChatTemplate;
+
+/// Where the model runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum DeviceChoice {
+    /// The CPU (the default). Threads: candle uses `RAYON_NUM_THREADS` or all cores.
+    #[default]
+    Cpu,
+    /// CUDA device with this ordinal; needs the crate's `cuda` feature.
+    Cuda(usize),
+}
+
+/// What to do when the prompt plus `max_tokens` does not fit the context window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ContextOverflow {
+    /// Fail with [`LlmError::PromptTooLong`](crate::LlmError::PromptTooLong) (the default): nothing is silently dropped.
+    #[default]
+    Error,
+    /// Drop the oldest prompt tokens (keeping a leading BOS) so that
+    /// `prompt_tokens + max_tokens <= context`. Errors only when `max_tokens` alone does
+    /// not fit.
+    TruncateLeft,
+}
+
+/// How the weight matrices are held in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum WeightFormat {
+    /// Exactly as stored in the file (bit-faithful to the GGUF).
+    #[default]
+    AsStored,
+    /// `Q4_0`/`Q4_1`/`Q5_0`/`Q5_1` tensors are re-quantized to `Q8_0` at load time, which candle
+    /// runs with SIMD kernels (its `Q4_1` path is scalar). Costs memory (about 2x for those
+    /// tensors) and changes the logits by the tiny Q8_0 rounding error, so greedy outputs can
+    /// differ from the stored-weights run on near-ties.
+    Q8_0,
+}
+
+/// Which implementation runs the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Engine {
+    /// The native CPU engine for llama-architecture models on the CPU, candle otherwise.
+    #[default]
+    Auto,
+    /// candle-transformers' quantized models: every supported architecture, CPU or CUDA.
+    /// On CPU its quantized matmuls quantize the activations to 8 bits first (as llama.cpp).
+    Candle,
+    /// The native CPU engine (llama architecture on the CPU only; an error otherwise): stored
+    /// 4/8-bit blocks for decoding, a dequantized f32 copy with `gemm` for prompts, f32
+    /// activations throughout. Needs about 4 bytes of memory per weight for the f32 copy.
+    /// See `docs/llm.md`.
+    Native,
+}
+
+/// How the native engine processes prompts (its f32 matrix-matrix products and attention).
+///
+/// Both compute the same network with f32 activations against the dequantized weights; they
+/// differ in the order of the floating-point operations, so outputs can differ in the last
+/// bits (and, rarely, a sampled token).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Prefill {
+    /// Packed AVX-512/AVX2 kernels in which every value of a token is one fixed chain of
+    /// fused multiply-adds, whatever the prompt's length or split, and attention per (token,
+    /// head) with the decoding kernel. A token's activations therefore do not depend on the
+    /// rest of the batch, so the KV cache of a prefix shared with a recent prompt (the
+    /// instructions, the first retrieved reviews) is reused, bit-identically, and only the
+    /// rest is computed. About 1.5x faster than `Gemm` before any reuse.
+    #[default]
+    Rowwise,
+    /// The `gemm` crate's blocked kernels on a row-major f32 copy (whose blocking depends on
+    /// the matrix sizes), no prefix reuse. What the engine did before `Rowwise` existed; the
+    /// title tables of `docs/results/` were made with it.
+    Gemm,
+}
+
+/// How the native engine's decoding multiplies activations with the quantized weights.
+///
+/// Prompts run through the f32 path chosen by [`Prefill`]; this choice is about
+/// single-token steps, whose cost is reading the weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Activations {
+    /// Each 32-value block of the activations is quantized to `i8` with one scale, and a weight
+    /// block's dot product with it is an exact integer sum: what candle's quantized matmuls
+    /// (`vec_dot_q4_1_q8_1`, `vec_dot_q8_0_q8_0`) and llama.cpp do on the CPU. Fastest (AVX-512
+    /// VNNI where available). Results are bit-identical on every CPU and for any batch size.
+    #[default]
+    Q8,
+    /// f32 activations against the dequantized weights: the most precise, about a third
+    /// slower to decode. Exactly what the engine did before `Q8` existed (the cached
+    /// generations of `docs/results/` were made with it).
+    F32,
+}
+
+/// Options of [`GgufModel::load`](crate::GgufModel::load).
+#[derive(Debug, Clone, Default)]
+pub struct GgufOptions {
+    /// Where to run.
+    pub device: DeviceChoice,
+    /// A `tokenizer.json` to use instead of the GGUF metadata. When `None`, a file named
+    /// `{model stem}.tokenizer.json` next to the model is used if it exists (that is where
+    /// `scripts/fetch-llms.sh` puts Gemma's), else the tokenizer is rebuilt from the GGUF.
+    pub tokenizer_json: Option<PathBuf>,
+    /// Override the detected chat template.
+    pub template: Option<ChatTemplate>,
+    /// Policy for prompts that do not fit the context.
+    pub overflow: ContextOverflow,
+    /// Cap the context window below the model's (e.g. to bound memory). `None`: the model's.
+    pub max_context: Option<usize>,
+    /// In-memory weight format.
+    pub weights: WeightFormat,
+    /// Which implementation runs the network.
+    pub engine: Engine,
+    /// The native engine's decoding arithmetic (ignored by candle, which always quantizes the
+    /// activations on the CPU).
+    pub activations: Activations,
+    /// The native engine's prompt processing (ignored by candle).
+    pub prefill: Prefill,
+    /// Which compiled kernels the native engine may use (ignored by candle).
+    pub kernels: Kernels,
+}
+
+/// Which of the native engine's compiled kernels run.
+///
+/// Every kernel set computes the same values (the SIMD sets are bit-identical to the portable
+/// one wherever the tests say so); this exists to test and time the portable code on a CPU
+/// that has the SIMD features.
+///
+/// ```
+/// use pgraphrag_llm::{GgufOptions, Kernels};
+/// let opts = GgufOptions { kernels: Kernels::Portable, ..Default::default() };
+/// assert_eq!(opts.kernels, Kernels::Portable);
+/// assert_eq!(GgufOptions::default().kernels, Kernels::Auto);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Kernels {
+    /// The fastest set this CPU runs (AVX-512, AVX-512 VNNI, AVX2+FMA, else portable),
+    /// detected at load with [`pgraphrag_core::simd::CpuFeatures::detect`].
+    #[default]
+    Auto,
+    /// The portable kernels only (what a CPU without any SIMD extension runs).
+    Portable,
+}
+
+impl Kernels {
+    /// The CPU features the kernel dispatchers may use under this choice.
+    pub(crate) fn features(self) -> pgraphrag_core::simd::CpuFeatures {
+        match self {
+            Kernels::Auto => pgraphrag_core::simd::CpuFeatures::detect(),
+            Kernels::Portable => pgraphrag_core::simd::CpuFeatures::portable(),
+        }
+    }
+}
+
+/// Why generation stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinishReason {
+    /// The model emitted an end-of-turn / end-of-sequence token.
+    EndOfTurn,
+    /// A stop string from [`GenParams::stop`](pgraphrag_core::GenParams::stop) appeared (the text is cut before it).
+    StopString,
+    /// `max_tokens` new tokens were generated, or the context window is full.
+    Length,
+}
+
+/// One generation with its token counts and timings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generation {
+    /// The completion (special tokens removed, cut before any stop string).
+    pub text: String,
+    /// Ids of the generated tokens (without the final end-of-turn token).
+    pub tokens: Vec<u32>,
+    /// Tokens in the prompt as fed to the model (after any truncation).
+    pub prompt_tokens: usize,
+    /// Why it stopped.
+    pub finish: FinishReason,
+    /// Time spent processing the prompt (up to and including the first sampled token).
+    pub prompt_time: Duration,
+    /// Time spent generating the remaining tokens.
+    pub decode_time: Duration,
+}
+
+impl Generation {
+    /// Prompt-processing speed in tokens per second.
+    pub fn prompt_tok_per_s(&self) -> f64 {
+        self.prompt_tokens as f64 / self.prompt_time.as_secs_f64().max(1e-9)
+    }
+    /// Decode speed in tokens per second (tokens after the first, over the decode time).
+    pub fn decode_tok_per_s(&self) -> f64 {
+        let n = self.tokens.len().saturating_sub(1);
+        n as f64 / self.decode_time.as_secs_f64().max(1e-9)
+    }
+}
+
+/// The model families this crate runs, by `general.architecture`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Architecture {
+    /// `llama` (SmolLM2, Llama 2/3, Mistral-style): `quantized_llama`.
+    Llama,
+    /// `gemma3`: `quantized_gemma3`.
+    Gemma3,
+    /// `qwen2`: `quantized_qwen2`.
+    Qwen2,
+    /// `qwen3`: `quantized_qwen3`.
+    Qwen3,
+}
+
+impl Architecture {
+    pub(super) fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "llama" => Architecture::Llama,
+            "gemma3" => Architecture::Gemma3,
+            "qwen2" => Architecture::Qwen2,
+            "qwen3" => Architecture::Qwen3,
+            _ => return None,
+        })
+    }
+    /// The name used in GGUF metadata keys.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Architecture::Llama => "llama",
+            Architecture::Gemma3 => "gemma3",
+            Architecture::Qwen2 => "qwen2",
+            Architecture::Qwen3 => "qwen3",
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! The decoding kernels: row dot products against the stored blocks (several activation
+//! vectors per pass over a row) and single-query attention, written so that LLVM vectorises
+//! them, compiled for AVX-512, AVX2+FMA and the portable baseline, picked at load from
+//! [`CpuFeatures`].
+
+use pgraphrag_core::simd::CpuFeatures;
+
+use super::formats::{QData, QK, QRows};
+
+/// Up to this many activation vectors share one pass over a weight row.
+pub(super) const MAX_VECS: usize = 8;
+
+/// `out[i·n + v] = row(r0 + i) · x_v` for `n = out.len() / rows` vectors `x_v =
+/// x[v·cols..]`; `xsum[v·nb + b]` is the sum of block `b` of `x_v` (for `Q4_1`'s offsets).
+/// Each (row, vector) pair is computed with the same operations in the same order whatever
+/// the number of vectors, so batched decoding is bit-identical to one sequence at a time.
+#[inline(always)]
+pub(super) fn rows_dot_generic(
+    w: &QRows,
+    r0: usize,
+    x: &[f32],
+    xsum: &[f32],
+    nvec: usize,
+    out: &mut [f32],
+) {
+    let nb = w.cols / QK;
+    for (i, o) in out.chunks_exact_mut(nvec).enumerate() {
+        let r = r0 + i;
+        for (v, ov) in o.iter_mut().enumerate() {
+            let xv = &x[v * w.cols..(v + 1) * w.cols];
+            *ov = match &w.data {
+                QData::Q41(blocks) => {
+                    let row = &blocks[r * nb..(r + 1) * nb];
+                    let mut acc = [0f32; 16];
+                    let mut off = 0f32;
+                    for ((b, xs), s) in row.iter().zip(xv.chunks_exact(QK)).zip(&xsum[v * nb..]) {
+                        let mut p = [0f32; 16];
+                        for j in 0..16 {
+                            p[j] = (b.qs[j] & 0x0F) as f32 * xs[j]
+                                + (b.qs[j] >> 4) as f32 * xs[j + 16];
+                        }
+                        let d = b.d();
+                        for j in 0..16 {
+                            acc[j] += d * p[j];
+                        }
+                        off += b.m() * s;
+                    }
+                    hsum16(&acc) + off
+                }
+                QData::Q80(blocks) => {
+                    let row = &blocks[r * nb..(r + 1) * nb];
+                    let mut acc = [0f32; 16];
+                    for (b, xs) in row.iter().zip(xv.chunks_exact(QK)) {
+                        let mut p = [0f32; 16];
+                        for j in 0..16 {
+                            p[j] = b.qs[j] as f32 * xs[j] + b.qs[j + 16] as f32 * xs[j + 16];
+                        }
+                        let d = b.d();
+                        for j in 0..16 {
+                            acc[j] += d * p[j];
+                        }
+                    }
+                    hsum16(&acc)
+                }
+                QData::F32(v) => dot_generic(&v[r * w.cols..(r + 1) * w.cols], xv),
+            };
+        }
+    }
+}
+
+#[inline(always)]
+pub(super) fn hsum16(a: &[f32; 16]) -> f32 {
+    let mut s = [0f32; 8];
+    for j in 0..8 {
+        s[j] = a[j] + a[j + 8];
+    }
+    (s[0] + s[4]) + (s[1] + s[5]) + ((s[2] + s[6]) + (s[3] + s[7]))
+}
+
+/// Dot product with 16 independent accumulators (vectorisable without reassociation).
+#[inline(always)]
+pub(super) fn dot_generic(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 16];
+    let mut ca = a.chunks_exact(16);
+    let mut cb = b.chunks_exact(16);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for j in 0..16 {
+            acc[j] += x[j] * y[j];
+        }
+    }
+    let mut tail = 0f32;
+    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+        tail += x * y;
+    }
+    hsum16(&acc) + tail
+}
+
+/// `acc += p · v` element-wise.
+#[inline(always)]
+fn axpy_generic(acc: &mut [f32], p: f32, v: &[f32]) {
+    for (a, x) in acc.iter_mut().zip(v) {
+        *a += p * x;
+    }
+}
+
+/// One query head against `l` cached positions: `s_j = (q · k_j)·scale`, softmax, `o = Σ p_j
+/// v_j`, where `k_j = kc[j·stride + off..][..q.len()]` (and `v_j` likewise). The same
+/// operations, in the same order, as [`dot_generic`], [`softmax`] and [`axpy_generic`] one
+/// position at a time, but inlined into one loop.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(super) fn attend_generic(
+    q: &[f32],
+    kc: &[f32],
+    vc: &[f32],
+    stride: usize,
+    off: usize,
+    scale: f32,
+    s: &mut [f32],
+    o: &mut [f32],
+) {
+    let hd = q.len();
+    for (j, sj) in s.iter_mut().enumerate() {
+        *sj = dot_generic(q, &kc[j * stride + off..j * stride + off + hd]) * scale;
+    }
+    softmax(s);
+    o.fill(0.0);
+    for (j, &p) in s.iter().enumerate() {
+        axpy_generic(o, p, &vc[j * stride + off..j * stride + off + hd]);
+    }
+}
+
+/// Softmax in place.
+#[inline(always)]
+pub(super) fn softmax(s: &mut [f32]) {
+    let max = s.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0f32;
+    for v in s.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v;
+    }
+    for v in s.iter_mut() {
+        *v /= sum;
+    }
+}
+
+/// Signature of [`attend_generic`] and its compiled variants.
+pub(super) type Attend = fn(&[f32], &[f32], &[f32], usize, usize, f32, &mut [f32], &mut [f32]);
+
+pub(super) type RowsDot = fn(&QRows, usize, &[f32], &[f32], usize, &mut [f32]);
+
+#[derive(Clone, Copy)]
+pub(super) struct Kernels {
+    pub(super) rows_dot: RowsDot,
+    pub(super) attend: Attend,
+}
+
+pub(super) fn plain() -> Kernels {
+    Kernels {
+        rows_dot: |w, r0, x, xs, n, o| rows_dot_generic(w, r0, x, xs, n, o),
+        attend: |q, k, v, st, off, sc, s, o| attend_generic(q, k, v, st, off, sc, s, o),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::*;
+
+    /// AVX-512 row dots: 16 lanes; each weight block is widened to f32 once and used
+    /// against every vector.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma,f16c")]
+    fn rows_dot_512(w: &QRows, r0: usize, x: &[f32], xs: &[f32], nvec: usize, o: &mut [f32]) {
+        use std::arch::x86_64::*;
+        let nb = w.cols / QK;
+        assert!(nvec >= 1 && x.len() >= nvec * nb * QK && xs.len() >= nvec * nb);
+        let rows = o.len() / nvec;
+        match &w.data {
+            QData::Q41(v) => {
+                assert!(v.len() >= (r0 + rows) * nb);
+                let mask = _mm_set1_epi8(0x0F);
+                for (i, out) in o.chunks_exact_mut(nvec).enumerate() {
+                    let row = &v[(r0 + i) * nb..(r0 + i + 1) * nb];
+                    for v0 in (0..nvec).step_by(MAX_VECS) {
+                        let n = (nvec - v0).min(MAX_VECS);
+                        let mut acc = [_mm512_setzero_ps(); MAX_VECS];
+                        let mut off = [0f32; MAX_VECS];
+                        for (bi, b) in row.iter().enumerate() {
+                            // SAFETY: `b.qs` is 16 bytes; every x block read is inside
+                            // `x` (asserted above).
+                            unsafe {
+                                let q = _mm_loadu_si128(b.qs.as_ptr() as *const __m128i);
+                                let lo = _mm_and_si128(q, mask);
+                                let hi = _mm_and_si128(_mm_srli_epi16(q, 4), mask);
+                                let flo = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(lo));
+                                let fhi = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(hi));
+                                // d and m from f16 (exact), as one conversion.
+                                let dm = _mm_cvtph_ps(_mm_set1_epi32(
+                                    ((b.m as u32) << 16 | b.d as u32) as i32,
+                                ));
+                                let d = _mm512_broadcastss_ps(dm);
+                                let m = _mm_cvtss_f32(_mm_movehdup_ps(dm));
+                                for k in 0..n {
+                                    let px = x.as_ptr().add((v0 + k) * w.cols + bi * QK);
+                                    let x0 = _mm512_loadu_ps(px);
+                                    let x1 = _mm512_loadu_ps(px.add(16));
+                                    let p = _mm512_fmadd_ps(flo, x0, _mm512_mul_ps(fhi, x1));
+                                    acc[k] = _mm512_fmadd_ps(d, p, acc[k]);
+                                    off[k] += m * xs[(v0 + k) * nb + bi];
+                                }
+                            }
+                        }
+                        for k in 0..n {
+                            out[v0 + k] = _mm512_reduce_add_ps(acc[k]) + off[k];
+                        }
+                    }
+                }
+            }
+            QData::Q80(v) => {
+                assert!(v.len() >= (r0 + rows) * nb);
+                for (i, out) in o.chunks_exact_mut(nvec).enumerate() {
+                    let row = &v[(r0 + i) * nb..(r0 + i + 1) * nb];
+                    for v0 in (0..nvec).step_by(MAX_VECS) {
+                        let n = (nvec - v0).min(MAX_VECS);
+                        let mut acc = [_mm512_setzero_ps(); MAX_VECS];
+                        for (bi, b) in row.iter().enumerate() {
+                            // SAFETY: `b.qs` is 32 bytes; x blocks in bounds (asserted).
+                            unsafe {
+                                let q0 = _mm_loadu_si128(b.qs.as_ptr() as *const __m128i);
+                                let q1 = _mm_loadu_si128(b.qs.as_ptr().add(16) as *const __m128i);
+                                let f0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q0));
+                                let f1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q1));
+                                let d =
+                                    _mm512_broadcastss_ps(_mm_cvtph_ps(_mm_set1_epi16(b.d as i16)));
+                                for k in 0..n {
+                                    let px = x.as_ptr().add((v0 + k) * w.cols + bi * QK);
+                                    let x0 = _mm512_loadu_ps(px);
+                                    let x1 = _mm512_loadu_ps(px.add(16));
+                                    let p = _mm512_fmadd_ps(f0, x0, _mm512_mul_ps(f1, x1));
+                                    acc[k] = _mm512_fmadd_ps(d, p, acc[k]);
+                                }
+                            }
+                        }
+                        for k in 0..n {
+                            out[v0 + k] = _mm512_reduce_add_ps(acc[k]);
+                        }
+                    }
+                }
+            }
+            QData::F32(_) => rows_dot_generic(w, r0, x, xs, nvec, o),
+        }
+    }
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma,f16c")]
+    fn attend_512(
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        st: usize,
+        off: usize,
+        sc: f32,
+        s: &mut [f32],
+        o: &mut [f32],
+    ) {
+        attend_generic(q, k, v, st, off, sc, s, o)
+    }
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn attend_256(
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        st: usize,
+        off: usize,
+        sc: f32,
+        s: &mut [f32],
+        o: &mut [f32],
+    ) {
+        attend_generic(q, k, v, st, off, sc, s, o)
+    }
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn rows_dot_256(w: &QRows, r0: usize, x: &[f32], xs: &[f32], n: usize, o: &mut [f32]) {
+        rows_dot_generic(w, r0, x, xs, n, o)
+    }
+
+    pub(super) fn avx512(cpu: CpuFeatures) -> Option<Kernels> {
+        if cpu.avx512() && cpu.f16c() {
+            // SAFETY: the CPU has every feature these functions are compiled for.
+            return Some(Kernels {
+                rows_dot: |w, r0, x, xs, n, o| unsafe { rows_dot_512(w, r0, x, xs, n, o) },
+                attend: |q, k, v, st, off, sc, s, o| unsafe {
+                    attend_512(q, k, v, st, off, sc, s, o)
+                },
+            });
+        }
+        None
+    }
+
+    pub(super) fn avx2(cpu: CpuFeatures) -> Option<Kernels> {
+        if cpu.avx2_fma() && cpu.f16c() {
+            // SAFETY: as above.
+            return Some(Kernels {
+                rows_dot: |w, r0, x, xs, n, o| unsafe { rows_dot_256(w, r0, x, xs, n, o) },
+                attend: |q, k, v, st, off, sc, s, o| unsafe {
+                    attend_256(q, k, v, st, off, sc, s, o)
+                },
+            });
+        }
+        None
+    }
+}
+
+/// Every kernel set a CPU with the features `cpu` can run, best first.
+pub(super) fn available(cpu: CpuFeatures) -> Vec<(&'static str, Kernels)> {
+    let mut v = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(k) = x86::avx512(cpu) {
+            v.push(("avx512", k));
+        }
+        if let Some(k) = x86::avx2(cpu) {
+            v.push(("avx2", k));
+        }
+    }
+    v.push(("plain", plain()));
+    v
+}
+
+/// The fastest kernel set for `cpu` ([`CpuFeatures::portable`]: the portable one).
+pub(super) fn best(cpu: CpuFeatures) -> Kernels {
+    available(cpu)[0].1
+}
