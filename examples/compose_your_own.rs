@@ -17,9 +17,10 @@ use pgraphrag_retrieval::sparse::Bm25Retriever;
 struct Longer;
 impl Retriever for Longer {
     fn rank(&self, _query: &str, docs: &[&str], k: Option<usize>) -> Result<Vec<Scored<usize>>> {
-        Ok(pgraphrag_core::top_k_scores(
-            docs.iter().map(|d| d.len() as f64).collect(),
+        Ok(pgraphrag_core::top_k(
+            &docs.iter().map(|d| d.len() as f64).collect::<Vec<_>>(),
             k,
+            pgraphrag_core::TieOrder::InputOrder,
         ))
     }
 }

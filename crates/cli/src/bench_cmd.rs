@@ -29,7 +29,7 @@ use pgraphrag_prompt::pgraphrag::{Language, Mode, Task};
 use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker};
 use pgraphrag_retrieval::sparse::TieOrder;
 
-use crate::rank_cmd::{TaskArg, rank_all};
+use crate::rank_cmd::rank_all;
 
 /// The retriever of `pgraphrag bench`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -97,8 +97,8 @@ pub struct Args {
     #[arg(long)]
     pub split: PathBuf,
     /// The task: text, title or rating (reviewText, reviewTitle, reviewRating also accepted).
-    #[arg(long, value_enum)]
-    pub task: TaskArg,
+    #[arg(long)]
+    pub task: Task,
     /// Run on the first N users of the split (neighbours still come from the whole split).
     #[arg(long)]
     pub limit: Option<usize>,
@@ -306,11 +306,7 @@ fn scorer(task: Task) -> anyhow::Result<Box<dyn Scorer>> {
 
 /// Runs `pgraphrag bench`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let task: Task = match args.task {
-        TaskArg::Text => Task::Text,
-        TaskArg::Title => Task::Title,
-        TaskArg::Rating => Task::Rating,
-    };
+    let task: Task = args.task;
     let modes: Vec<Mode> = args
         .modes
         .iter()
@@ -354,8 +350,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         CachedBm25::pgraphrag().with_tie_order(TieOrder::NumpyReversedArgsort),
         popts,
     );
-    let rtask = args.task.into();
-    let records = rank_all(&split, &graph, policy, rtask, ranker)?;
+    let records = rank_all(&split, &graph, policy, task, ranker)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating the output folder {}", args.out.display()))?;
     let ranker_name = "bm25";

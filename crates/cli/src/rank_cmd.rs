@@ -24,30 +24,6 @@ use pgraphrag_retrieval::sparse::{
     Bm25Lucene, NoRetriever, PgraphragTokenizer, RandomRetriever, TieOrder,
 };
 
-/// The task, which decides the query.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum TaskArg {
-    /// Review text generation: the query is the target's title.
-    #[value(alias = "reviewText")]
-    Text,
-    /// Review title generation: the query is the target's text.
-    #[value(alias = "reviewTitle")]
-    Title,
-    /// Rating prediction: the query is "{title} {text}".
-    #[value(alias = "reviewRating")]
-    Rating,
-}
-
-impl From<TaskArg> for Task {
-    fn from(t: TaskArg) -> Self {
-        match t {
-            TaskArg::Text => Task::Text,
-            TaskArg::Title => Task::Title,
-            TaskArg::Rating => Task::Rating,
-        }
-    }
-}
-
 /// The retriever.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum RetrieverArg {
@@ -84,8 +60,8 @@ pub struct Args {
     /// sharing the loaded split, the graph and the tokens (BM25 tasks run in parallel); --out
     /// is then a folder that receives `RANKING-<split file stem>_<task>_<retriever>.json` per
     /// task (task as the notebook names it: reviewText, reviewTitle, reviewRating).
-    #[arg(long, value_enum, value_delimiter = ',', required = true)]
-    pub task: Vec<TaskArg>,
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub task: Vec<Task>,
     /// The retriever.
     #[arg(long, value_enum, default_value = "bm25")]
     pub retriever: RetrieverArg,
@@ -199,7 +175,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let outs: Vec<(Task, PathBuf)> = tasks
             .iter()
             .map(|&t| {
-                let t: Task = t.into();
                 let name = format!("RANKING-{stem}_{}_{retriever}.json", t.notebook_name());
                 (t, args.out.join(name))
             })
@@ -238,7 +213,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let task: Task = tasks[0].into();
+    let task: Task = tasks[0];
     let records = rank_task(&args, &split, &graph, policy, task, popts, ties)?;
     finish(&records, &graph, &args.out, t0)
 }

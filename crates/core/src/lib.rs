@@ -1,13 +1,14 @@
 //! # pgraphrag-core
 //!
 //! The bottom crate of the pgraphrag workspace: the shared vocabulary ([`Entry`],
-//! [`Scored`], [`Embeddings`], [`Prompt`], [`GenParams`]) and the narrow, one-method
+//! [`Scored`], [`Embeddings`], [`Prompt`], [`GenParams`], [`Task`], [`Language`],
+//! [`Bm25Params`]), ranking with documented tie orders ([`top_k`], [`TieOrder`]) and the narrow, one-method
 //! traits that every other crate implements or consumes:
 //!
 //! | trait | one method | implemented in |
 //! |---|---|---|
 //! | [`Retriever`] | `rank(query, docs, k)` | `pgraphrag-retrieval` (BM25, dense, random, none) |
-//! | [`Encoder`] | `encode(texts)` | `pgraphrag-retrieval` (BERT mean pooling on candle) |
+//! | [`Encoder`] | `encode(texts)` (+ provided `dim()`) | `pgraphrag-retrieval` (BERT mean pooling on candle) |
 //! | [`Generator`] | `generate(prompt, params)` | `pgraphrag-llm` (GGUF on candle, OpenAI-compatible HTTP) |
 //! | [`Metric`] | `score(prediction, reference)` | `pgraphrag-metrics` (ROUGE, METEOR, BLEU) |
 //!
@@ -35,13 +36,16 @@
 mod error;
 /// Shared SIMD helpers: CPU feature detection and a `Send` raw pointer for disjoint writes.
 pub mod simd;
+mod ties;
 mod types;
+mod vocab;
 
 pub use error::{Error, Result};
+pub use ties::{TieOrder, numpy_argsort, rank_order, top_k};
 pub use types::{
     Bm25Params, Embeddings, Entry, GenParams, Message, Prompt, Role, Scored, sort_desc,
-    top_k_scores,
 };
+pub use vocab::{Language, Task, UnknownName};
 
 /// Ranks candidate documents for a query.
 ///
@@ -54,9 +58,35 @@ pub trait Retriever {
 }
 
 /// Turns texts into dense vectors (one row per text).
+///
+/// Only [`Encoder::encode`] is required; [`Encoder::dim`] tells the vector dimension up
+/// front when the encoder knows it.
+///
+/// ```
+/// use pgraphrag_core::{Embeddings, Encoder, Result};
+/// /// Embeds a text as its length and its number of spaces.
+/// struct Shape;
+/// impl Encoder for Shape {
+///     fn encode(&self, texts: &[&str]) -> Result<Embeddings> {
+///         let v = texts.iter().flat_map(|t| [t.len() as f32, t.matches(' ').count() as f32]);
+///         Embeddings::new(2, v.collect())
+///     }
+///     fn dim(&self) -> Option<usize> {
+///         Some(2)
+///     }
+/// }
+/// assert_eq!(Shape.encode(&["a b", "c"]).unwrap().row(0), &[3.0, 1.0]);
+/// assert_eq!(Shape.dim(), Some(2));
+/// ```
 pub trait Encoder {
     /// Encodes `texts` into an [`Embeddings`] matrix with one row per text, in order.
     fn encode(&self, texts: &[&str]) -> Result<Embeddings>;
+
+    /// The dimension of every vector, when known without encoding anything. The default:
+    /// `None` (encode a text to find out).
+    fn dim(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// One prompt in, one completion out.
@@ -107,10 +137,16 @@ impl<T: Encoder + ?Sized> Encoder for &T {
     fn encode(&self, texts: &[&str]) -> Result<Embeddings> {
         (**self).encode(texts)
     }
+    fn dim(&self) -> Option<usize> {
+        (**self).dim()
+    }
 }
 impl<T: Encoder + ?Sized> Encoder for Box<T> {
     fn encode(&self, texts: &[&str]) -> Result<Embeddings> {
         (**self).encode(texts)
+    }
+    fn dim(&self) -> Option<usize> {
+        (**self).dim()
     }
 }
 impl<T: Generator + ?Sized> Generator for &T {

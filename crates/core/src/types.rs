@@ -73,24 +73,6 @@ pub fn sort_desc<T>(v: &mut [Scored<T>]) {
     });
 }
 
-/// Turns one score per document into the best `k` indices (all when `None`), best first, equal
-/// scores in input order: the tail of most [`crate::Retriever`] implementations.
-///
-/// ```
-/// let top = pgraphrag_core::top_k_scores(vec![0.1, 0.9, 0.5], Some(2));
-/// assert_eq!(top.iter().map(|s| s.item).collect::<Vec<_>>(), vec![1, 2]);
-/// ```
-pub fn top_k_scores(scores: Vec<f64>, k: Option<usize>) -> Vec<Scored<usize>> {
-    let mut out: Vec<Scored<usize>> = scores
-        .into_iter()
-        .enumerate()
-        .map(|(i, s)| Scored::new(i, s))
-        .collect();
-    sort_desc(&mut out);
-    out.truncate(k.unwrap_or(out.len()));
-    out
-}
-
 /// A row-major matrix of embeddings: `rows() x dim`.
 ///
 /// ```

@@ -24,7 +24,7 @@
 //! assert_eq!(split.users.len(), 2);
 //! let graph = split.to_graph(GraphOptions::notebook(), IdPolicy::KeepJsonType);
 //! let target = split.users[0].target().unwrap();
-//! let n = graph.profile("u1", &target.pid, Scope::Neighbors);
+//! let n = graph.profile("u1", &target.pid, Scope::Neighbor);
 //! assert_eq!(graph.review(n[0]).entry.title, None); // empty title becomes None
 //! ```
 #![deny(missing_docs)]

@@ -70,7 +70,7 @@ fn valid_sample_parses_with_json_typed_ids() {
     assert_eq!(s.users[0].profile[1].pid, ItemId::Int(7));
     assert_eq!(s.users[1].profile[0].pid, ItemId::from("p1"));
     let g = s.to_graph(GraphOptions::default(), IdPolicy::KeepJsonType);
-    let n = g.profile("u1", &ItemId::from("p1"), Scope::Neighbors);
+    let n = g.profile("u1", &ItemId::from("p1"), Scope::Neighbor);
     assert_eq!(n.len(), 1);
     assert_eq!(g.review(n[0]).entry.id, 2); // doc_id counts every review in file order
 }
@@ -114,7 +114,7 @@ fn dev_split_counts() {
         for u in &s.users {
             let t = u.target().unwrap();
             assert!(
-                !g.profile(&u.id, &t.pid, Scope::Neighbors).is_empty(),
+                !g.profile(&u.id, &t.pid, Scope::Neighbor).is_empty(),
                 "{ds} {}",
                 u.id
             );

@@ -5,7 +5,7 @@
 //! three profile scopes of the paper:
 //!
 //! * [`Scope::User`]: the user's own reviews of *other* items (LaMP-style history);
-//! * [`Scope::Neighbors`]: other users' reviews of the *target* item;
+//! * [`Scope::Neighbor`]: other users' reviews of the *target* item;
 //! * [`Scope::Both`]: the two together (PGraphRAG).
 //!
 //! The target review (and any other review of the target item by the target user) is never
@@ -30,13 +30,11 @@
 //! g.insert(e(2, "bob", "p1"));
 //! let target = ItemId::from("p1");
 //! let user: Vec<usize> = g.profile("alice", &target, Scope::User).iter().map(|&r| g.review(r).entry.id).collect();
-//! let neigh: Vec<usize> = g.profile("alice", &target, Scope::Neighbors).iter().map(|&r| g.review(r).entry.id).collect();
+//! let neigh: Vec<usize> = g.profile("alice", &target, Scope::Neighbor).iter().map(|&r| g.review(r).entry.id).collect();
 //! assert_eq!(user, vec![1]);
 //! assert_eq!(neigh, vec![2]);
 //! ```
 #![deny(missing_docs)]
-
-pub mod tokens;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -150,8 +148,10 @@ impl GraphOptions {
 pub enum Scope {
     /// The user's reviews of other items.
     User,
-    /// Other users' reviews of the target item.
-    Neighbors,
+    /// Other users' reviews of the target item (`pgraphrag_prompt::pgraphrag::Mode::Neighbor`'s
+    /// spelling; serialised as `neighbors`, as before).
+    #[serde(rename = "neighbors", alias = "neighbor")]
+    Neighbor,
     /// Both: user reviews first, then neighbour reviews.
     Both,
 }
@@ -435,7 +435,7 @@ impl UserItemGraph {
         };
         match scope {
             Scope::User => mine(),
-            Scope::Neighbors => theirs(),
+            Scope::Neighbor => theirs(),
             Scope::Both => {
                 let mut v = mine();
                 v.extend(theirs());
@@ -497,7 +497,7 @@ mod tests {
         g.insert_keyed(e(0, "a", "7"), ItemId::Int(7)).unwrap();
         g.insert_keyed(e(1, "b", "7"), ItemId::from("7")).unwrap();
         assert_eq!(g.num_items(), 2);
-        assert!(g.profile("a", &ItemId::Int(7), Scope::Neighbors).is_empty());
+        assert!(g.profile("a", &ItemId::Int(7), Scope::Neighbor).is_empty());
         assert_eq!(g.users().collect::<Vec<_>>(), vec!["a", "b"]);
     }
 }

@@ -5,14 +5,6 @@ pub enum Error {
     /// A mode name was not one of `none`, `random`, `user`, `neighbor`, `both`.
     #[error("unknown retrieval mode {0:?}: expected one of none, random, user, neighbor, both")]
     UnknownMode(String),
-    /// A task name was not recognised.
-    #[error(
-        "unknown task {0:?}: expected text, title or rating (or PGraphRAG's reviewText, reviewTitle, reviewRating)"
-    )]
-    UnknownTask(String),
-    /// A language name was not recognised.
-    #[error("unknown prompt language {0:?}: expected en or pt")]
-    UnknownLanguage(String),
 }
 
 /// `Result` with [`Error`].

@@ -128,120 +128,24 @@ impl FromStr for Mode {
     }
 }
 
-/// What the model generates.
+/// What the model generates, and the language the direction asks for: the workspace's one
+/// [`Task`] and [`Language`] (from `pgraphrag-core`). The released code inserts
+/// `in Portuguese ` for the B2W dataset into the title and text directions; the rating
+/// direction has no Portuguese variant, so [`Language::Portuguese`] leaves rating prompts
+/// unchanged.
 ///
 /// ```
-/// use pgraphrag_prompt::pgraphrag::Task;
+/// use pgraphrag_prompt::pgraphrag::{Language, Task};
 /// assert_eq!("reviewTitle".parse::<Task>().unwrap(), Task::Title);
-/// assert_eq!("rating".parse::<Task>().unwrap().reference_name(), "reviewRating");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Task {
-    /// Review text generation (`reviewText`); the target's title is given.
-    Text,
-    /// Review title generation (`reviewTitle`); the target's text is given.
-    Title,
-    /// Rating prediction (`reviewRating`); the target's title and text are given.
-    Rating,
-}
-
-impl Task {
-    /// All three tasks.
-    pub const ALL: [Task; 3] = [Task::Text, Task::Title, Task::Rating];
-
-    /// The short name (`text`, `title`, `rating`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Task::Text => "text",
-            Task::Title => "title",
-            Task::Rating => "rating",
-        }
-    }
-
-    /// The name the released code uses in file names (`reviewText`, `reviewTitle`,
-    /// `reviewRating`).
-    pub fn reference_name(self) -> &'static str {
-        match self {
-            Task::Text => "reviewText",
-            Task::Title => "reviewTitle",
-            Task::Rating => "reviewRating",
-        }
-    }
-}
-
-impl fmt::Display for Task {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Task {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s.trim() {
-            "text" | "reviewText" => Ok(Task::Text),
-            "title" | "reviewTitle" => Ok(Task::Title),
-            "rating" | "reviewRating" => Ok(Task::Rating),
-            _ => Err(Error::UnknownTask(s.to_string())),
-        }
-    }
-}
-
-/// The language the direction asks for. The released code inserts `in Portuguese ` for
-/// the B2W dataset into the title and text directions; the rating direction has no
-/// Portuguese variant, so [`Language::Portuguese`] leaves rating prompts unchanged.
-///
-/// ```
-/// use pgraphrag_prompt::pgraphrag::Language;
 /// assert_eq!(Language::for_dataset("b2w"), Language::Portuguese);
-/// assert_eq!(Language::for_dataset("amazon"), Language::English);
 /// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Language {
-    /// English (Amazon, Hotel, GAP).
-    #[default]
-    English,
-    /// Portuguese (B2W).
-    Portuguese,
-}
+pub use pgraphrag_core::{Language, Task};
 
-impl Language {
-    /// The language the released code uses for a dataset name (`b2w` → Portuguese,
-    /// anything else → English).
-    pub fn for_dataset(dataset: &str) -> Self {
-        if dataset.eq_ignore_ascii_case("b2w") {
-            Language::Portuguese
-        } else {
-            Language::English
-        }
-    }
-
-    /// The short code (`en`, `pt`).
-    pub fn code(self) -> &'static str {
-        match self {
-            Language::English => "en",
-            Language::Portuguese => "pt",
-        }
-    }
-
-    fn insert(self) -> &'static str {
-        match self {
-            Language::English => "",
-            Language::Portuguese => "in Portuguese ",
-        }
-    }
-}
-
-impl FromStr for Language {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "en" | "english" => Ok(Language::English),
-            "pt" | "portuguese" => Ok(Language::Portuguese),
-            _ => Err(Error::UnknownLanguage(s.to_string())),
-        }
+/// The words the direction of the title and text tasks inserts for `language`.
+fn language_insert(language: Language) -> &'static str {
+    match language {
+        Language::English => "",
+        Language::Portuguese => "in Portuguese ",
     }
 }
 
@@ -351,7 +255,7 @@ impl PromptBuilder {
     }
 
     fn direction(&self, out: &mut String, target: &Entry) {
-        let pt = self.language.insert();
+        let pt = language_insert(self.language);
         match self.task {
             Task::Title => {
                 out.push_str("\nGenerate a title ");

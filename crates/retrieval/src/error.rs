@@ -101,6 +101,13 @@ pub enum Error {
         #[source]
         source: pgraphrag_core::Error,
     },
+    // --- token graph ---
+    /// A [`crate::token_graph::TokenGraph`] cannot hold more reviews (u32 review ids).
+    #[error("the token graph is full: at most {max} reviews (u32 review ids); split the corpus")]
+    GraphFull {
+        /// The limit.
+        max: usize,
+    },
 }
 
 impl From<Error> for pgraphrag_core::Error {

@@ -8,6 +8,7 @@
 //! | [`sparse`] | [`Bm25Okapi`] (bit-identical to rank_bm25 0.2.2), [`Bm25Retriever`] (PGraphRAG / LaMP tokenization, fitted per candidate list), [`Bm25Lucene`], [`RandomRetriever`], [`NoRetriever`], tie orders |
 //! | `dense` (feature `dense`) | BERT mean-pooling encoder on candle, embedding cache, dense retrieval |
 //! | [`profile`] | PGraphRAG's graph-scoped user / neighbour profiles |
+//! | [`token_graph`] | [`token_graph::TokenGraph`]: exact profile BM25 at scale over an impact-ordered index |
 //!
 //! ```
 //! use pgraphrag_core::Retriever;
@@ -26,6 +27,7 @@ pub use error::{Error, Result};
 pub mod dense;
 pub mod profile;
 pub mod sparse;
+pub mod token_graph;
 
 pub use sparse::{
     Bm25Lucene, Bm25Okapi, Bm25Params, Bm25Retriever, NoRetriever, RandomRetriever, TieOrder,

@@ -9,6 +9,8 @@
 //! * [`Bm25Lucene`]: Lucene-weighted BM25 (`ln(1 + (N - n + 0.5) / (n + 0.5))`, k1 = 1.2) through
 //!   the `bm25` crate.
 //! * [`RandomRetriever`] (seeded, platform-independent) and [`NoRetriever`] (returns nothing).
+//! * [`formula`]: rank_bm25's idf, epsilon floor and term-frequency part, the one
+//!   implementation every BM25Okapi path (including [`crate::token_graph`]) calls.
 //! * [`Tokenizer`] with [`PgraphragTokenizer`] (`nltk.word_tokenize(text.lower())`) and
 //!   [`PythonSplit`] (LaMP's `str.split()`).
 //!
@@ -28,16 +30,17 @@
 //! ```
 
 mod baseline;
+pub mod formula;
 pub(crate) mod interner;
 mod lucene;
 mod okapi;
 mod retriever;
-mod ties;
 mod tokenize;
 
 pub use baseline::{NoRetriever, RandomRetriever};
 pub use lucene::Bm25Lucene;
 pub use okapi::{Bm25Okapi, Bm25Params};
+/// The tie orders and top-k of `pgraphrag-core`, re-exported where the BM25 retrievers use them.
+pub use pgraphrag_core::{TieOrder, numpy_argsort, rank_order, top_k};
 pub use retriever::Bm25Retriever;
-pub use ties::{TieOrder, numpy_argsort, rank_order, top_k};
 pub use tokenize::{PgraphragTokenizer, PythonSplit, Tokenizer, python_split};

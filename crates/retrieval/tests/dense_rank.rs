@@ -14,9 +14,13 @@ impl Retriever for Count {
         docs: &[&str],
         k: Option<usize>,
     ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
-        Ok(pgraphrag_core::top_k_scores(
-            docs.iter().map(|d| d.matches(q).count() as f64).collect(),
+        Ok(pgraphrag_core::top_k(
+            &docs
+                .iter()
+                .map(|d| d.matches(q).count() as f64)
+                .collect::<Vec<_>>(),
             k,
+            pgraphrag_core::TieOrder::InputOrder,
         ))
     }
 }

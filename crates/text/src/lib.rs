@@ -65,15 +65,10 @@ pub enum TextError {
     },
 }
 
-/// Language of the Punkt sentence model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Language {
-    /// NLTK `punkt_tab/english` (what `nltk.word_tokenize` uses by default).
-    #[default]
-    English,
-    /// NLTK `punkt_tab/portuguese`.
-    Portuguese,
-}
+/// Language of the Punkt sentence model (English: NLTK `punkt_tab/english`, what
+/// `nltk.word_tokenize` uses by default; Portuguese: `punkt_tab/portuguese`): the
+/// workspace's one `Language`, from `pgraphrag-core`.
+pub use pgraphrag_core::Language;
 
 /// Options of [`word_tokenize_with`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -688,4 +688,7 @@ impl pgraphrag_core::Encoder for BertEncoder {
         }
         pgraphrag_core::Embeddings::new(dim, v)
     }
+    fn dim(&self) -> Option<usize> {
+        Some(BertEncoder::dim(self))
+    }
 }

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
-use pgraphrag_core::Scored;
+use pgraphrag_core::{Scored, TieOrder};
 
 use super::cache::{EmbeddingCache, encode_corpus, text_key};
 use super::encoder::{BertEncoder, DenseDevice, EncoderBackend, EncoderOptions, Pooling};
@@ -346,15 +346,16 @@ pub(crate) fn score(sim: Similarity, q: &[f32], d: &[f32]) -> f64 {
     }
 }
 
-/// Turns per-document scores into the best `k`, best first (stable on ties).
-pub(crate) fn top_k(
+/// Checks that every score is finite, then keeps the best `k`, best first, ties in input
+/// order ([`pgraphrag_core::top_k`] with [`TieOrder::InputOrder`]).
+pub(crate) fn finite_top_k(
     scores: Vec<f64>,
     k: Option<usize>,
 ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
     if let Some(i) = scores.iter().position(|s| !s.is_finite()) {
         return Err(Error::Compute(format!("document {i} got a non-finite score")).into());
     }
-    Ok(pgraphrag_core::top_k_scores(scores, k))
+    Ok(pgraphrag_core::top_k(&scores, k, TieOrder::InputOrder))
 }
 
 impl pgraphrag_core::Retriever for DenseRetriever {
@@ -364,6 +365,6 @@ impl pgraphrag_core::Retriever for DenseRetriever {
         docs: &[&str],
         k: Option<usize>,
     ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
-        top_k(self.scores(query, docs)?, k)
+        finite_top_k(self.scores(query, docs)?, k)
     }
 }

@@ -3,7 +3,7 @@
 
 use pgraphrag_core::{Retriever, Scored};
 
-use super::retriever::{DenseRetriever, top_k};
+use super::retriever::{DenseRetriever, finite_top_k};
 
 /// The paper's minimum snippet length in characters: sentences are appended until a snippet
 /// has at least this many characters or the document ends.
@@ -161,7 +161,7 @@ impl<R: Retriever> Retriever for SnippetRanker<R> {
             .into_iter()
             .map(|s| if s.is_finite() { s } else { floor })
             .collect();
-        top_k(best, k)
+        finite_top_k(best, k)
     }
 }
 
@@ -230,6 +230,10 @@ impl<A: Retriever, B: Retriever> Retriever for Rrf<A, B> {
                 }
             }
         }
-        Ok(pgraphrag_core::top_k_scores(fused, k))
+        Ok(pgraphrag_core::top_k(
+            &fused,
+            k,
+            pgraphrag_core::TieOrder::InputOrder,
+        ))
     }
 }

@@ -1,7 +1,7 @@
 //! Baselines: [`RandomRetriever`] and [`NoRetriever`].
 
-use super::ties::{TieOrder, top_k};
 use pgraphrag_core::{Retriever, Scored};
+use pgraphrag_core::{TieOrder, top_k};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 

@@ -1,9 +1,9 @@
 //! [`Bm25Lucene`]: Lucene-weighted BM25 through the `bm25` crate.
 
-use super::ties::{TieOrder, top_k};
 use super::tokenize::{PgraphragTokenizer, Tokenizer};
 use crate::Error;
 use pgraphrag_core::{Retriever, Scored};
+use pgraphrag_core::{TieOrder, top_k};
 
 /// Lucene's BM25 (`BM25Similarity`): idf `ln(1 + (N - n + 0.5) / (n + 0.5))` (never negative,
 /// no epsilon floor), term weight `f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl))`, with

@@ -1,8 +1,9 @@
 //! `rank_bm25.BM25Okapi` 0.2.2, ported operation by operation.
 
+use super::formula;
 use super::interner::Interner;
-use super::ties::{TieOrder, rank_order};
 use crate::{Error, Result};
+use pgraphrag_core::{TieOrder, rank_order};
 
 pub use pgraphrag_core::Bm25Params;
 
@@ -139,8 +140,7 @@ impl Bm25Okapi {
         let mut idf_sum = 0.0f64;
         let mut negative = Vec::new();
         for (id, &freq) in df.iter().enumerate() {
-            let value =
-                ((corpus_size - freq as usize) as f64 + 0.5).ln() - (f64::from(freq) + 0.5).ln();
+            let value = formula::idf(corpus_size as f64, f64::from(freq));
             idf.push(value);
             idf_sum += value;
             if value < 0.0 {
@@ -148,7 +148,7 @@ impl Bm25Okapi {
             }
         }
         let average_idf = idf_sum / df.len() as f64;
-        let eps = params.epsilon * average_idf;
+        let eps = formula::idf_floor(params.epsilon, idf_sum, df.len());
         for id in negative {
             idf[id] = eps;
         }
@@ -156,7 +156,7 @@ impl Bm25Okapi {
         let Bm25Params { k1, b, .. } = params;
         let norm: Vec<f64> = doc_len
             .iter()
-            .map(|&dl| k1 * ((1.0 - b) + b * dl as f64 / avgdl))
+            .map(|&dl| formula::length_norm(k1, b, dl as f64, avgdl))
             .collect();
         let sparse_exact = k1.is_finite()
             && norm.iter().all(|n| n.is_finite() && *n > 0.0)
@@ -240,7 +240,7 @@ impl Bm25Okapi {
     /// same NaNs are returned.
     pub fn get_scores<S: AsRef<str>>(&self, query: &[S]) -> Vec<f64> {
         let mut score = vec![0.0f64; self.corpus_size];
-        let k1p1 = self.params.k1 + 1.0;
+        let k1 = self.params.k1;
         if self.sparse_exact {
             for q in query {
                 let Some(id) = self.vocab.get(q.as_ref()) else {
@@ -253,7 +253,7 @@ impl Bm25Okapi {
                 for &(d, tf) in self.posting(id) {
                     let f = f64::from(tf);
                     let d = d as usize;
-                    score[d] += idf * (f * k1p1 / (f + self.norm[d]));
+                    score[d] += idf * formula::tf_part(f, k1, self.norm[d]);
                 }
             }
             return score;
@@ -272,7 +272,7 @@ impl Bm25Okapi {
             }
             for (d, s) in score.iter_mut().enumerate() {
                 let f = f64::from(tf[d]);
-                *s += idf * (f * k1p1 / (f + self.norm[d]));
+                *s += idf * formula::tf_part(f, k1, self.norm[d]);
             }
             if let Some(id) = id {
                 for &(d, _) in self.posting(id) {

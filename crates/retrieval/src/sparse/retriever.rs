@@ -1,10 +1,10 @@
 //! [`Bm25Retriever`]: BM25Okapi fitted per candidate list, behind the `Retriever` trait.
 
 use super::okapi::{Bm25Okapi, Bm25Params};
-use super::ties::{TieOrder, top_k};
 use super::tokenize::{PgraphragTokenizer, PythonSplit, Tokenizer};
 use crate::Error;
 use pgraphrag_core::{Retriever, Scored};
+use pgraphrag_core::{TieOrder, top_k};
 
 /// Ranks candidates with a fresh [`Bm25Okapi`] fitted on the candidate list alone, as the
 /// PGraphRAG notebook and LaMP's `rank_profiles.py` do (idf comes from the candidates).

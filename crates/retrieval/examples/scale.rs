@@ -1,8 +1,8 @@
 //! Scale benchmark of exact PGraphRAG profile retrieval on a synthetic power-law graph.
 //!
 //! ```text
-//! cargo run --release -p pgraphrag-graph --example scale               # 10M reviews, 2M users, 1M items
-//! cargo run --release -p pgraphrag-graph --example scale -- --small    # 100k reviews (CI smoke test)
+//! cargo run --release -p pgraphrag-retrieval --example scale               # 10M reviews, 2M users, 1M items
+//! cargo run --release -p pgraphrag-retrieval --example scale -- --small    # 100k reviews (CI smoke test)
 //! ```
 //!
 //! Users and items are drawn from Zipf laws (exponents 0.7 and 0.9), token ids from a Zipf
@@ -17,7 +17,9 @@
 //! (list sizes, reviews scored exactly per side, query terms).
 use std::time::Instant;
 
-use pgraphrag_graph::tokens::{Bm25Params, Side, TokenGraph, TokenReview, bm25okapi_scores};
+use pgraphrag_retrieval::token_graph::{
+    Bm25Params, Side, TokenGraph, TokenReview, bm25okapi_scores,
+};
 
 struct Rng(u64);
 impl Rng {

@@ -2,7 +2,7 @@
 //! thresholds (so that small graphs use the inverted index, the dense bound columns and the
 //! bound pass that takes over from impact-ordered search), and the default thresholds.
 
-use pgraphrag_graph::tokens::{
+use pgraphrag_retrieval::token_graph::{
     Bm25Params, IndexOptions, Side, TokenGraph, TokenReview, bm25okapi_scores,
 };
 use proptest::prelude::*;

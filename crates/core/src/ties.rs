@@ -1,6 +1,6 @@
 //! Ranking order among equal scores, including an exact port of numpy's scalar `argsort`.
 
-use pgraphrag_core::Scored;
+use crate::Scored;
 
 /// How documents with equal scores are ordered in a ranking.
 ///
@@ -35,7 +35,7 @@ fn less(a: f64, b: f64) -> bool {
 /// most 16 elements, heapsort past the depth limit). NaN sorts last.
 ///
 /// ```
-/// use pgraphrag_retrieval::sparse::numpy_argsort;
+/// use pgraphrag_core::numpy_argsort;
 /// assert_eq!(numpy_argsort(&[0.5, 0.0, 0.5, 1.0]), vec![1, 0, 2, 3]);
 /// ```
 pub fn numpy_argsort(values: &[f64]) -> Vec<usize> {
@@ -185,7 +185,7 @@ fn aheapsort(v: &[f64], a: &mut [usize]) {
 /// last under [`TieOrder::InputOrder`].
 ///
 /// ```
-/// use pgraphrag_retrieval::sparse::{rank_order, TieOrder};
+/// use pgraphrag_core::{rank_order, TieOrder};
 /// let s = [1.0, 2.0, 1.0, 0.0];
 /// assert_eq!(rank_order(&s, TieOrder::NumpyReversedArgsort), vec![1, 2, 0, 3]);
 /// assert_eq!(rank_order(&s, TieOrder::InputOrder), vec![1, 0, 2, 3]);
@@ -209,10 +209,12 @@ pub fn rank_order(scores: &[f64], ties: TieOrder) -> Vec<usize> {
     }
 }
 
-/// The best `k` (all when `None`) of `scores` as [`Scored`] indices, ties ordered by `ties`.
+/// The best `k` (all when `None`) of `scores` as [`Scored`] indices, ties ordered by `ties`:
+/// the tail of every [`crate::Retriever`] implementation of the workspace.
+/// [`TieOrder::InputOrder`] is a stable descending sort (NaN last), as [`crate::sort_desc`].
 ///
 /// ```
-/// use pgraphrag_retrieval::sparse::{top_k, TieOrder};
+/// use pgraphrag_core::{top_k, TieOrder};
 /// let top = top_k(&[0.1, 0.7, 0.3], Some(2), TieOrder::InputOrder);
 /// assert_eq!(top.iter().map(|s| s.item).collect::<Vec<_>>(), vec![1, 2]);
 /// ```
