@@ -1,3 +1,4 @@
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! # pgraphrag-core
 //!
 //! The bottom crate of the pgraphrag workspace: the shared vocabulary ([`Entry`],

@@ -1,3 +1,4 @@
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! # pgraphrag-data
 //!
 //! Loaders and writers for the PGraphRAG data files, with typed errors that name the file,

@@ -1,3 +1,4 @@
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! # pgraphrag-eval
 //!
 //! Experiment grids for pgraphrag: PGraphRAG's (mode, k) grid run through a resumable,

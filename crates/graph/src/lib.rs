@@ -1,3 +1,4 @@
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! # pgraphrag-graph
 //!
 //! The bipartite user-item graph of PGraphRAG on [`petgraph`]: users and items are nodes,

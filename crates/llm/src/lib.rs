@@ -1,3 +1,4 @@
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! # pgraphrag-llm
 //!
 //! [`Generator`](pgraphrag_core::Generator) backends:

@@ -1,3 +1,4 @@
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! # pgraphrag-metrics
 //!
 //! Metrics identical to the Python references the personalised-generation papers report with:

@@ -1,3 +1,4 @@
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! # pgraphrag-prompt
 //!
 //! Prompt templates exact to the papers' released code and the output extraction that

@@ -1,3 +1,4 @@
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! # pgraphrag-retrieval
 //!
 //! Retrieval for personalized RAG: rank_bm25-identical BM25Okapi, Lucene BM25, dense BERT

@@ -1,3 +1,4 @@
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! # pgraphrag-text
 //!
 //! Text processing for pgraphrag: NLTK-identical `word_tokenize` (Punkt + Treebank),

@@ -1,0 +1,91 @@
+//! # pgraphrag
+//!
+//! Personalized retrieval-augmented generation with LLMs: the user-item graph retrieval of
+//! PGraphRAG, LaMP-style profile retrieval, BM25 and dense retrieval, prompts exact to the
+//! papers' released code, local GGUF generation and metrics identical to the Python
+//! references.
+//!
+//! This crate only re-exports the `pgraphrag-*` crates, one module per crate, each behind a
+//! feature of the same name. Depend on it for one version line across the crates, or on the
+//! individual crates for the smallest build.
+//!
+//! | module | crate | feature | default |
+//! |---|---|---|---|
+//! | [`core`] | `pgraphrag-core` | always | yes |
+//! | `text` | `pgraphrag-text` | `text` | yes |
+//! | `graph` | `pgraphrag-graph` | `graph` | yes |
+//! | `data` | `pgraphrag-data` | `data` | yes |
+//! | `retrieval` | `pgraphrag-retrieval` | `retrieval` (`dense` adds BERT encoders on candle) | yes (both) |
+//! | `metrics` | `pgraphrag-metrics` | `metrics` | yes |
+//! | `prompt` | `pgraphrag-prompt` | `prompt` | yes |
+//! | `llm` | `pgraphrag-llm` | `llm` (`tls` adds HTTPS) | no |
+//! | `eval` | `pgraphrag-eval` | `eval` | no |
+//!
+//! `full` turns on every module (and `dense`); `cuda` runs dense encoders and GGUF models on
+//! an NVIDIA GPU for the modules that are on; `hf-hub` downloads dense models from the Hugging
+//! Face hub.
+//!
+//! ```
+//! # #[cfg(all(feature = "retrieval", feature = "metrics"))] {
+//! use pgraphrag::core::Retriever;
+//! use pgraphrag::metrics::Rouge;
+//! use pgraphrag::retrieval::Bm25Retriever;
+//!
+//! let docs = ["great soap", "bad soap", "great shampoo"];
+//! let top = Bm25Retriever::lamp().rank("great shampoo", &docs, Some(1)).unwrap();
+//! assert_eq!(top[0].item, 2);
+//!
+//! let s = Rouge::default().score("great shampoo", docs[top[0].item]);
+//! assert_eq!(s.rouge1.fmeasure, 1.0);
+//! # }
+//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![deny(missing_docs)]
+
+/// The shared vocabulary and traits: [`pgraphrag_core`].
+pub use pgraphrag_core as core;
+
+/// Text processing identical to NLTK: [`pgraphrag_text`].
+#[cfg(feature = "text")]
+#[cfg_attr(docsrs, doc(cfg(feature = "text")))]
+pub use pgraphrag_text as text;
+
+/// The user-item graph and profile scopes: [`pgraphrag_graph`].
+#[cfg(feature = "graph")]
+#[cfg_attr(docsrs, doc(cfg(feature = "graph")))]
+pub use pgraphrag_graph as graph;
+
+/// PGraphRAG data splits and ranking files: [`pgraphrag_data`].
+#[cfg(feature = "data")]
+#[cfg_attr(docsrs, doc(cfg(feature = "data")))]
+pub use pgraphrag_data as data;
+
+/// Sparse, dense and profile retrieval: [`pgraphrag_retrieval`].
+#[cfg(feature = "retrieval")]
+#[cfg_attr(docsrs, doc(cfg(feature = "retrieval")))]
+pub use pgraphrag_retrieval as retrieval;
+
+/// ROUGE, METEOR, BLEU and the other metrics: [`pgraphrag_metrics`].
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub use pgraphrag_metrics as metrics;
+
+/// PGraphRAG prompts and output extraction: [`pgraphrag_prompt`].
+#[cfg(feature = "prompt")]
+#[cfg_attr(docsrs, doc(cfg(feature = "prompt")))]
+pub use pgraphrag_prompt as prompt;
+
+/// GGUF models and the OpenAI-compatible client: [`pgraphrag_llm`].
+#[cfg(feature = "llm")]
+#[cfg_attr(docsrs, doc(cfg(feature = "llm")))]
+pub use pgraphrag_llm as llm;
+
+/// Experiment grids, the generation cache and result tables: [`pgraphrag_eval`].
+#[cfg(feature = "eval")]
+#[cfg_attr(docsrs, doc(cfg(feature = "eval")))]
+pub use pgraphrag_eval as eval;
+
+/// The README's example, run as a doctest.
+#[cfg(all(doctest, feature = "retrieval", feature = "metrics"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
