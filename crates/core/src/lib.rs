@@ -33,9 +33,11 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod progress;
 mod types;
 
 pub use error::{Error, Result};
+pub use progress::{NoProgress, Progress};
 pub use types::{
     Bm25Params, Embeddings, Entry, GenParams, Message, Prompt, Role, Scored, sort_desc,
     top_k_scores,

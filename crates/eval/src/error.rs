@@ -15,6 +15,10 @@ pub enum Error {
         #[source]
         source: rusqlite::Error,
     },
+    /// A store file could not be opened (not SQLite, another kind of store, another schema
+    /// version, or no permission).
+    #[error(transparent)]
+    Store(#[from] pgraphrag_store::Error),
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {
@@ -34,6 +38,25 @@ pub enum Error {
         /// The generator's error.
         #[source]
         source: pgraphrag_core::Error,
+    },
+    /// A split record has no target review.
+    #[error("record {record} (user {user_id:?}) has an empty profile")]
+    EmptyProfile {
+        /// Index of the record in the split.
+        record: usize,
+        /// Its user id.
+        user_id: String,
+    },
+    /// Ranking one user's profile failed.
+    #[error("ranking record {record} (user {user_id:?}): {source}")]
+    Ranking {
+        /// Index of the record in the split.
+        record: usize,
+        /// Its user id.
+        user_id: String,
+        /// The ranker's error.
+        #[source]
+        source: pgraphrag_retrieval::Error,
     },
     /// A scorer failed.
     #[error("scoring {config}: {message}")]
