@@ -15,12 +15,12 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, bail};
+use pgraphrag_core::Progress;
 use pgraphrag_metrics::bleu::sentence_bleu;
 use pgraphrag_metrics::meteor::Meteor;
 use pgraphrag_metrics::rouge::{Rouge, RougeOptions, RougeTokenizer};
 use pgraphrag_metrics::stats::{BootstrapDraws, bootstrap_ci_columns, mean};
 use pgraphrag_metrics::wordnet::WordNet;
-use pgraphrag_core::Progress;
 use serde_json::Value;
 
 use crate::error::OrUsage;

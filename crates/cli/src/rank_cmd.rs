@@ -14,7 +14,9 @@ use pgraphrag_core::Progress;
 use pgraphrag_data::{IdPolicy, RankingRecord, Split, load_split, write_rankings};
 use pgraphrag_eval::{RankingSummary, Recipe, rank_all, ranking_file_name};
 use pgraphrag_graph::UserItemGraph;
-use pgraphrag_retrieval::profile::{ProfileOptions, ProfileRanker, RandomReview, Task, WithRetriever};
+use pgraphrag_retrieval::profile::{
+    ProfileOptions, ProfileRanker, RandomReview, Task, WithRetriever,
+};
 use pgraphrag_retrieval::sparse::{Bm25Lucene, NoRetriever, PgraphragTokenizer, RandomRetriever};
 
 use crate::error::{OrUsage, usage};
@@ -286,25 +288,53 @@ fn rank_task(
     let records = match args.retriever {
         RetrieverArg::Bm25 => {
             let r = recipe.bm25();
-            rank_all(split, graph, policy, task, ProfileRanker::new(r, popts), progress)?
+            rank_all(
+                split,
+                graph,
+                policy,
+                task,
+                ProfileRanker::new(r, popts),
+                progress,
+            )?
         }
         RetrieverArg::Bm25Lucene => {
             let r = WithRetriever(
                 Bm25Lucene::new(PgraphragTokenizer).with_tie_order(recipe.tie_order()),
             );
-            rank_all(split, graph, policy, task, ProfileRanker::new(r, popts), progress)?
+            rank_all(
+                split,
+                graph,
+                policy,
+                task,
+                ProfileRanker::new(r, popts),
+                progress,
+            )?
         }
         RetrieverArg::Random => {
             // The notebook has no random ranker: draw the random review over graph order.
             popts.random_via_ranker = false;
             let r = WithRetriever(RandomRetriever::new(args.seed));
-            rank_all(split, graph, policy, task, ProfileRanker::new(r, popts), progress)?
+            rank_all(
+                split,
+                graph,
+                policy,
+                task,
+                ProfileRanker::new(r, popts),
+                progress,
+            )?
         }
         RetrieverArg::None => {
             // Nothing is ranked; the random review is drawn over graph order.
             popts.random_via_ranker = false;
             let r = WithRetriever(NoRetriever);
-            rank_all(split, graph, policy, task, ProfileRanker::new(r, popts), progress)?
+            rank_all(
+                split,
+                graph,
+                policy,
+                task,
+                ProfileRanker::new(r, popts),
+                progress,
+            )?
         }
         RetrieverArg::Contriever => {
             // The notebook runs Contriever without the BM25 path, so nothing is dropped.

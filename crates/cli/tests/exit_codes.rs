@@ -131,21 +131,21 @@ fn failed_work_is_1() {
     // The output's folder cannot be created: a file is in the way.
     let blocker = d.join("file");
     std::fs::write(&blocker, "").unwrap();
-    let o = pgraphrag(&[
-        "plot",
-        "--csv",
-        s(&csv),
-        "--out",
-        s(&blocker.join("r.svg")),
-    ]);
+    let o = pgraphrag(&["plot", "--csv", s(&csv), "--out", s(&blocker.join("r.svg"))]);
     assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 #[test]
 fn help_lists_the_values_of_every_fixed_choice() {
     for (cmd, values) in [
-        ("rank", &["bm25-lucene", "contriever", "pooler", "candle"][..]),
-        ("bench", &["neighbor", "gpt-chat", "as-stored", "rowwise", "pt"][..]),
+        (
+            "rank",
+            &["bm25-lucene", "contriever", "pooler", "candle"][..],
+        ),
+        (
+            "bench",
+            &["neighbor", "gpt-chat", "as-stored", "rowwise", "pt"][..],
+        ),
         ("embed", &["pooler", "cls", "candle"][..]),
         ("metrics", &["ascii", "unicode"][..]),
     ] {

@@ -216,16 +216,23 @@ impl<'de> Deserialize<'de> for RawPid {
             fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<RawPid, E> {
                 Ok(RawPid(ItemId::Str(v.to_string())))
             }
-            fn visit_string<E: serde::de::Error>(self, v: String) -> std::result::Result<RawPid, E> {
+            fn visit_string<E: serde::de::Error>(
+                self,
+                v: String,
+            ) -> std::result::Result<RawPid, E> {
                 Ok(RawPid(ItemId::Str(v)))
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<RawPid, E> {
                 Ok(RawPid(ItemId::Int(v)))
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<RawPid, E> {
-                i64::try_from(v).map(|i| RawPid(ItemId::Int(i))).map_err(|_| {
-                    E::custom(format!("expected a string or an integer, found the number {v}"))
-                })
+                i64::try_from(v)
+                    .map(|i| RawPid(ItemId::Int(i)))
+                    .map_err(|_| {
+                        E::custom(format!(
+                            "expected a string or an integer, found the number {v}"
+                        ))
+                    })
             }
             fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<RawPid, E> {
                 Err(E::custom(format!(
@@ -295,19 +302,25 @@ pub fn parse_split(bytes: &[u8], path: impl AsRef<Path>) -> Result<Split> {
         }
     };
     de.end().map_err(|e| json_err(&e))?;
-    let schema = |record: usize, review: Option<usize>, field: &str, message: String| Error::Schema {
-        path: path.clone(),
-        record: Some(record),
-        review,
-        field: field.to_string(),
-        message,
-    };
+    let schema =
+        |record: usize, review: Option<usize>, field: &str, message: String| Error::Schema {
+            path: path.clone(),
+            record: Some(record),
+            review,
+            field: field.to_string(),
+            message,
+        };
     let mut users = Vec::with_capacity(records.len());
     for (ri, rec) in records.into_iter().enumerate() {
         let id = match rec.id {
             RawId(Some(Ok(s))) => s,
             RawId(Some(Err(found))) => {
-                return Err(schema(ri, None, "id", format!("expected a string, found {found}")));
+                return Err(schema(
+                    ri,
+                    None,
+                    "id",
+                    format!("expected a string, found {found}"),
+                ));
             }
             RawId(None) => return Err(schema(ri, None, "id", "missing".into())),
         };
@@ -326,7 +339,12 @@ pub fn parse_split(bytes: &[u8], path: impl AsRef<Path>) -> Result<Split> {
             if let Some(x) = r.rating
                 && !x.is_finite()
             {
-                return Err(schema(ri, Some(vi), "rating", format!("not a finite number: {x}")));
+                return Err(schema(
+                    ri,
+                    Some(vi),
+                    "rating",
+                    format!("not a finite number: {x}"),
+                ));
             }
             let Some(RawPid(pid)) = r.pid.or(r.product_asin) else {
                 return Err(schema(
@@ -381,6 +399,40 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("\"id\"") && e.contains("missing"), "{e}");
+    }
+
+    #[test]
+    fn shape_errors_say_where_and_what() {
+        let cases: [(&[u8], &[&str]); 6] = [
+            (br#"{"id":"a"}"#, &["top level", "list of users"]),
+            (
+                br#"[{"id":"a","profile":[{"pid":"x"}]}, 3]"#,
+                &["record 1", "user object"],
+            ),
+            (
+                br#"[{"id":"a","profile":"x"}]"#,
+                &["record 0", "\"profile\""],
+            ),
+            (
+                br#"[{"id":"a","profile":[{"pid":"x","rating":"5"}]}]"#,
+                &["profile[0]", "\"rating\""],
+            ),
+            (
+                br#"[{"id":7,"profile":[{"pid":"x"}]}]"#,
+                &["\"id\"", "expected a string, found a number"],
+            ),
+            (
+                br#"[{"id":"a","profile":[{"title":"t"}]}]"#,
+                &["profile[0]", "\"pid\"", "productAsin"],
+            ),
+        ];
+        for (json, want) in cases {
+            let e = parse_split(json, "f.json").unwrap_err().to_string();
+            assert!(e.starts_with("f.json: "), "{e}");
+            for w in want {
+                assert!(e.contains(w), "{e} lacks {w}");
+            }
+        }
     }
 
     #[test]

@@ -532,7 +532,7 @@ mod tests {
         let mut outs = Vec::new();
         for batch in [1, 3, 8, 100] {
             let bench = Bench {
-                    batch,
+                batch,
                 ..Bench::new(Task::Title, pgraphrag_grid(&Mode::ALL, &[1, 2, 4]))
             };
             let g = CachedGenerator::new(

@@ -31,16 +31,25 @@ impl ResultsTable {
             .flexible(true)
             .trim(csv::Trim::All)
             .from_reader(csv.as_bytes());
+        // The 1-based line of a record: the reader's position is where it started reading,
+        // before the blank lines it skips (and its line count leaves them out).
+        let bytes = csv.as_bytes();
+        let line_of = |pos: Option<&csv::Position>| {
+            pos.map_or(0, |p| {
+                let mut start = (p.byte() as usize).min(bytes.len());
+                while start < bytes.len() && matches!(bytes[start], b'\n' | b'\r') {
+                    start += 1;
+                }
+                1 + bytes[..start].iter().filter(|&&b| b == b'\n').count()
+            })
+        };
         // Records with their 1-based line, blank lines skipped.
         let mut records = reader.records().filter_map(|r| match r {
             Ok(rec) if rec.iter().all(str::is_empty) => None,
-            Ok(rec) => {
-                let line = rec.position().map_or(0, |p| p.line());
-                Some(Ok((line, rec)))
-            }
+            Ok(rec) => Some(Ok((line_of(rec.position()), rec))),
             Err(e) => Some(Err(Error::InvalidInput(format!(
                 "results CSV line {}: {e}",
-                e.position().map_or(0, |p| p.line())
+                line_of(e.position())
             )))),
         });
         let (h, header) = records
@@ -339,6 +348,8 @@ mod tests {
                 .contains("line 2: expected a header starting with `mode_k`"),
             "{e}"
         );
+        let e = ResultsTable::from_csv("x", "mode_k,MAE\n\n  \nboth_k1,x\n").unwrap_err();
+        assert!(e.to_string().contains("line 4: `x` is not a number"), "{e}");
         assert!(ResultsTable::from_csv("x", "").is_err());
         assert!(ResultsTable::from_csv("x", "mode_k\n").is_err());
     }

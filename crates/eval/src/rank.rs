@@ -49,41 +49,41 @@ fn rank_records<R: CandidateRanker>(
     ranker: &mut ProfileRanker<R>,
     progress: &dyn Progress,
 ) -> Result<Vec<RankingRecord>> {
-        let mut out = Vec::with_capacity(split.users.len());
-        for (i, user) in split.users.iter().enumerate() {
-            let Some(mut rec) = RankingRecord::for_user(user) else {
-                return Err(Error::EmptyProfile {
-                    record: i,
-                    user_id: user.id.clone(),
-                });
-            };
-            let target = &user.profile[0];
-            let item = policy.apply(&target.pid);
-            let query = task.query(target.title.as_deref(), target.text.as_deref());
-            let p = ranker
-                .rank(graph, &user.id, &item, &query)
-                .map_err(|source| Error::Ranking {
-                    record: i,
-                    user_id: user.id.clone(),
-                    source,
-                })?;
-            rec.user_ratings = p
-                .user
-                .iter()
-                .map(|h| UserRating::from_review(graph.review(h.review), h.score))
-                .collect();
-            rec.neighbor_ratings = p
-                .neighbors
-                .iter()
-                .map(|h| NeighborRating::from_review(graph.review(h.review), h.score))
-                .collect();
-            rec.random_review = p
-                .random
-                .map(|r| UserRating::from_review(graph.review(r), None));
-            out.push(rec);
-            progress.advance(1);
-        }
-        Ok(out)
+    let mut out = Vec::with_capacity(split.users.len());
+    for (i, user) in split.users.iter().enumerate() {
+        let Some(mut rec) = RankingRecord::for_user(user) else {
+            return Err(Error::EmptyProfile {
+                record: i,
+                user_id: user.id.clone(),
+            });
+        };
+        let target = &user.profile[0];
+        let item = policy.apply(&target.pid);
+        let query = task.query(target.title.as_deref(), target.text.as_deref());
+        let p = ranker
+            .rank(graph, &user.id, &item, &query)
+            .map_err(|source| Error::Ranking {
+                record: i,
+                user_id: user.id.clone(),
+                source,
+            })?;
+        rec.user_ratings = p
+            .user
+            .iter()
+            .map(|h| UserRating::from_review(graph.review(h.review), h.score))
+            .collect();
+        rec.neighbor_ratings = p
+            .neighbors
+            .iter()
+            .map(|h| NeighborRating::from_review(graph.review(h.review), h.score))
+            .collect();
+        rec.random_review = p
+            .random
+            .map(|r| UserRating::from_review(graph.review(r), None));
+        out.push(rec);
+        progress.advance(1);
+    }
+    Ok(out)
 }
 
 /// `RANKING-{stem}_{task}_{ranker}.json`, the released notebook's ranking file name, e.g.

@@ -263,7 +263,8 @@ impl ResultsTable {
         // Writing to a Vec cannot fail.
         let _ = w.write_record(header);
         for r in &self.rows {
-            let cells = std::iter::once(r.config.clone()).chain(r.values.iter().map(|v| round3(*v)));
+            let cells =
+                std::iter::once(r.config.clone()).chain(r.values.iter().map(|v| round3(*v)));
             let _ = w.write_record(cells);
         }
         let bytes = w.into_inner().unwrap_or_default();

@@ -182,7 +182,8 @@ fn setup(
         Synchronous::Normal => "NORMAL",
         Synchronous::Full => "FULL",
     };
-    conn.pragma_update(None, "synchronous", sync).map_err(&err)?;
+    conn.pragma_update(None, "synchronous", sync)
+        .map_err(&err)?;
     let app: i32 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .map_err(&err)?;
@@ -244,7 +245,9 @@ mod tests {
             .query_row("PRAGMA application_id", [], |r| r.get(0))
             .unwrap();
         assert_eq!(app, S.application_id);
-        let mode: String = c.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        let mode: String = c
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(mode, "wal");
     }
 
@@ -256,10 +259,20 @@ mod tests {
         let e = open(&path, &Schema { version: 3, ..S }, &Options::default())
             .unwrap_err()
             .to_string();
-        assert!(e.contains("s.sqlite") && e.contains("version 1") && e.contains("version 3"), "{e}");
-        let e = open(&path, &Schema { application_id: 5, ..S }, &Options::default())
-            .unwrap_err()
-            .to_string();
+        assert!(
+            e.contains("s.sqlite") && e.contains("version 1") && e.contains("version 3"),
+            "{e}"
+        );
+        let e = open(
+            &path,
+            &Schema {
+                application_id: 5,
+                ..S
+            },
+            &Options::default(),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("not a test store"), "{e}");
     }
 
@@ -267,7 +280,11 @@ mod tests {
     fn not_a_database() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.sqlite");
-        std::fs::write(&path, "this is not sqlite, just some text that is long enough").unwrap();
+        std::fs::write(
+            &path,
+            "this is not sqlite, just some text that is long enough",
+        )
+        .unwrap();
         let e = open(&path, &S, &Options::default()).unwrap_err();
         assert!(matches!(e, Error::Sqlite { .. }), "{e}");
     }
