@@ -18,7 +18,7 @@ pub enum Error {
     /// A store file could not be opened (not SQLite, another kind of store, another schema
     /// version, or no permission).
     #[error(transparent)]
-    Store(#[from] pgraphrag_store::Error),
+    Store(Box<pgraphrag_store::Error>),
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {
@@ -56,7 +56,7 @@ pub enum Error {
         user_id: String,
         /// The ranker's error.
         #[source]
-        source: pgraphrag_retrieval::Error,
+        source: Box<pgraphrag_retrieval::Error>,
     },
     /// A scorer failed.
     #[error("scoring {config}: {message}")]
@@ -73,6 +73,12 @@ pub enum Error {
 
 /// `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<pgraphrag_store::Error> for Error {
+    fn from(e: pgraphrag_store::Error) -> Self {
+        Error::Store(Box::new(e))
+    }
+}
 
 impl From<Error> for pgraphrag_core::Error {
     fn from(e: Error) -> Self {

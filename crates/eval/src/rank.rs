@@ -65,7 +65,7 @@ fn rank_records<R: CandidateRanker>(
             .map_err(|source| Error::Ranking {
                 record: i,
                 user_id: user.id.clone(),
-                source,
+                source: Box::new(source),
             })?;
         rec.user_ratings = p
             .user
