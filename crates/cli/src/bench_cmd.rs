@@ -12,24 +12,71 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use pgraphrag_core::{GenParams, Generator, Prompt};
-use pgraphrag_data::{IdPolicy, load_split, write_rankings};
+use pgraphrag_core::Generator;
+use pgraphrag_data::{load_split, write_rankings};
 use pgraphrag_eval::{
-    Bench, CachedGenerator, ConfigOutputs, GenerationCache, RatingScorer, ResultsTable, RunName,
-    Scorer, TextScorer, Wrapper, gold, pgraphrag_grid, ranked_profile, write_atomic,
-    write_output_file,
+    Bench, CachedGenerator, ConfigOutputs, GenerationCache, RatingScorer, Recipe, ResultsTable,
+    RunName, Scorer, TextScorer, Wrapper, gold, pgraphrag_grid, rank_all, ranked_profile,
+    ranking_file_name, write_atomic, write_output_file,
 };
-use pgraphrag_graph::GraphOptions;
 use pgraphrag_llm::{
     Activations, ContextOverflow, Engine, GgufModel, GgufOptions, OpenAiClient, OpenAiOptions,
     Prefill, WeightFormat,
 };
 use pgraphrag_prompt::extract::ExtractOptions;
 use pgraphrag_prompt::pgraphrag::{Language, Mode, Task};
-use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker};
-use pgraphrag_retrieval::sparse::TieOrder;
+use pgraphrag_retrieval::profile::ProfileRanker;
 
-use crate::rank_cmd::rank_all;
+use crate::error::{OrUsage, usage};
+use crate::progress::Bar;
+
+/// A retrieval mode of the grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    /// No retrieval (k = 1 only).
+    None,
+    /// The user's own reviews.
+    User,
+    /// Other users' reviews of the target item.
+    #[value(alias = "neighbour")]
+    Neighbor,
+    /// User and neighbour reviews.
+    Both,
+    /// One random review of another user (k = 1 only).
+    Random,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Self {
+        match m {
+            ModeArg::None => Mode::None,
+            ModeArg::User => Mode::User,
+            ModeArg::Neighbor => Mode::Neighbor,
+            ModeArg::Both => Mode::Both,
+            ModeArg::Random => Mode::Random,
+        }
+    }
+}
+
+/// The prompt language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LanguageArg {
+    /// English (Amazon, Hotel, GAP).
+    #[value(alias = "english")]
+    En,
+    /// Portuguese (B2W).
+    #[value(alias = "portuguese")]
+    Pt,
+}
+
+impl From<LanguageArg> for Language {
+    fn from(l: LanguageArg) -> Self {
+        match l {
+            LanguageArg::En => Language::English,
+            LanguageArg::Pt => Language::Portuguese,
+        }
+    }
+}
 
 /// The retriever of `pgraphrag bench`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -124,13 +171,14 @@ pub struct Args {
     /// The ranker.
     #[arg(long, value_enum, default_value = "bm25")]
     pub retriever: BenchRetriever,
-    /// Modes to run (comma-separated): none, random, user, neighbor, both.
+    /// Modes to run (comma-separated).
     #[arg(
         long,
+        value_enum,
         value_delimiter = ',',
         default_value = "none,user,neighbor,both,random"
     )]
-    pub modes: Vec<String>,
+    pub modes: Vec<ModeArg>,
     /// Values of k (comma-separated); none and random run at k = 1 only.
     #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
     pub ks: Vec<usize>,
@@ -147,8 +195,8 @@ pub struct Args {
     #[arg(long)]
     pub top_p: Option<f64>,
     /// Prompt language (default: pt for b2w splits, en otherwise).
-    #[arg(long)]
-    pub language: Option<String>,
+    #[arg(long, value_enum)]
+    pub language: Option<LanguageArg>,
     /// How the prompt is wrapped for the model.
     #[arg(long, value_enum, default_value = "gpt-chat")]
     pub wrapper: WrapperArg,
@@ -172,7 +220,7 @@ pub struct Args {
     /// Keep master_eval.py's never-matching `**Review title:** ""` check in extraction.
     #[arg(long)]
     pub reference_extraction: bool,
-    /// No progress bar.
+    /// No progress bars.
     #[arg(long)]
     pub quiet: bool,
 }
@@ -189,30 +237,8 @@ fn names(path: &Path) -> (String, String) {
     }
 }
 
-/// A generator chosen at run time.
-enum Backend {
-    Gguf(Box<GgufModel>),
-    OpenAi(OpenAiClient),
-}
-
-impl Generator for Backend {
-    fn generate(&self, prompt: &Prompt, params: &GenParams) -> pgraphrag_core::Result<String> {
-        match self {
-            Backend::Gguf(m) => m.generate(prompt, params),
-            Backend::OpenAi(c) => c.generate(prompt, params),
-        }
-    }
-    fn generate_batch(
-        &self,
-        prompts: &[Prompt],
-        params: &GenParams,
-    ) -> Vec<pgraphrag_core::Result<String>> {
-        match self {
-            Backend::Gguf(m) => m.generate_batch(prompts, params),
-            Backend::OpenAi(c) => c.generate_batch(prompts, params),
-        }
-    }
-}
+/// A generator chosen at run time: the grid takes any `Generator`.
+type Backend = Box<dyn Generator>;
 
 /// The model `pgraphrag bench` loads without `--model`: `$PGRAPHRAG_MODEL` when set;
 /// otherwise `models/SmolLM2-135M-Instruct.Q4_1.gguf` in the first of the current directory
@@ -252,7 +278,7 @@ fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
         )
         .with_context(|| format!("--openai-url {url}"))?;
         let id = client.cache_id();
-        return Ok((Backend::OpenAi(client), id, name));
+        return Ok((Box::new(client) as Backend, id, name));
     }
     let path = args.model.clone().unwrap_or_else(default_model_path);
     if !path.is_file() {
@@ -292,7 +318,7 @@ fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
         .unwrap_or_default();
     let id = model.cache_id();
     let label = file.split('.').next().unwrap_or("model").to_string();
-    Ok((Backend::Gguf(Box::new(model)), id, label))
+    Ok((Box::new(model) as Backend, id, label))
 }
 
 fn scorer(task: Task) -> anyhow::Result<Box<dyn Scorer>> {
@@ -307,56 +333,53 @@ fn scorer(task: Task) -> anyhow::Result<Box<dyn Scorer>> {
 /// Runs `pgraphrag bench`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let task: Task = args.task;
-    let modes: Vec<Mode> = args
-        .modes
-        .iter()
-        .map(|m| m.parse::<Mode>())
-        .collect::<Result<_, _>>()
-        .context("--modes")?;
+    let modes: Vec<Mode> = args.modes.iter().map(|&m| m.into()).collect();
     if args.ks.is_empty() || args.ks.contains(&0) {
-        bail!("--ks must list k values of at least 1 (e.g. 1,2,4)");
+        return Err(usage("--ks must list k values of at least 1 (e.g. 1,2,4)"));
     }
     let configs = pgraphrag_grid(&modes, &args.ks);
     if configs.is_empty() {
-        bail!(
-            "the grid is empty: none and random run at k = 1 only, so add 1 to --ks or another mode"
-        );
+        return Err(usage(
+            "the grid is empty: none and random run at k = 1 only, so add 1 to --ks or another mode",
+        ));
     }
     let (dataset, split_name) = names(&args.split);
-    let language = match &args.language {
-        Some(l) => l.parse::<Language>().context("--language")?,
+    let language = match args.language {
+        Some(l) => l.into(),
         None => Language::for_dataset(&dataset),
     };
 
-    // Rank: the notebook's graph and BM25 semantics, as `pgraphrag rank` does by default.
-    let split = load_split(&args.split).with_context(|| {
-        format!(
-            "loading the split {} (pass a PGraphRAG split such as $PGRAPHRAG_DATA/pgraphrag/amazon_dev.json)",
-            args.split.display()
-        )
-    })?;
-    let policy = IdPolicy::KeepJsonType;
-    let graph = split.to_graph(GraphOptions::notebook(), policy);
+    // Rank: the released code's graph and BM25 semantics, as `pgraphrag rank` does by default.
+    let split = load_split(&args.split)
+        .with_context(|| {
+            format!(
+                "loading the split {} (pass a PGraphRAG split such as $PGRAPHRAG_DATA/pgraphrag/amazon_dev.json)",
+                args.split.display()
+            )
+        })
+        .or_usage()?;
+    let recipe = Recipe::ReleasedCode;
+    let policy = recipe.id_policy();
+    let graph = recipe.graph(&split);
     let mut split = split;
     if let Some(n) = args.limit {
         split.users.truncate(n);
     }
     if split.users.is_empty() {
-        bail!("no users to run (--limit 0 or an empty split)");
+        return Err(usage("no users to run (--limit 0 or an empty split)"));
     }
-    let mut popts = ProfileOptions::notebook();
+    let mut popts = recipe.profile_options();
     popts.k = popts.k.max(args.ks.iter().copied().max().unwrap_or(1));
-    let ranker = ProfileRanker::new(
-        CachedBm25::pgraphrag().with_tie_order(TieOrder::NumpyReversedArgsort),
-        popts,
-    );
-    let records = rank_all(&split, &graph, policy, task, ranker)?;
+    let ranker = ProfileRanker::new(recipe.bm25(), popts);
+    let bar = Bar::new(args.quiet);
+    let records = rank_all(&split, &graph, policy, task, ranker, &bar)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating the output folder {}", args.out.display()))?;
     let ranker_name = "bm25";
-    let ranking_file = args.out.join(format!(
-        "RANKING-{dataset}_{split_name}_{}_{ranker_name}.json",
-        task.reference_name()
+    let ranking_file = args.out.join(ranking_file_name(
+        &format!("{dataset}_{split_name}"),
+        task.reference_name(),
+        ranker_name,
     ));
     write_rankings(&ranking_file, &records)
         .with_context(|| format!("writing {}", ranking_file.display()))?;
@@ -375,7 +398,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         WrapperArg::User => Wrapper::UserOnly,
         WrapperArg::Llama3Raw => Wrapper::Llama3Raw,
     };
-    bench.progress = !args.quiet;
     bench.batch = args.batch.max(1);
     bench.params.seed = args.seed;
     bench.params.temperature = args.temperature;
@@ -390,7 +412,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bench.configs.len(),
         cache_path.display()
     );
-    let (outputs, stats) = bench.run(&profiles, &generator)?;
+    let (outputs, stats) = bench.run_with_progress(&profiles, &generator, &bar)?;
 
     // Write and score.
     let name = RunName {
@@ -404,10 +426,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         write_output_file(&args.out.join(name.output_file(c.config)), &c.outputs)?;
     }
     let golds: Vec<String> = profiles.iter().map(|p| gold(p, task)).collect();
+    // The released ranking, but the fixed extraction unless asked for the released one.
     let extract = if args.reference_extraction {
-        ExtractOptions::reference()
+        Recipe::ReleasedCode.extract_options()
     } else {
-        ExtractOptions::default()
+        Recipe::Clean.extract_options()
     };
     let scorer = scorer(task)?;
     let table = score(&name, task, &outputs, &golds, &extract, scorer.as_ref())?;

@@ -2,14 +2,38 @@
 //!
 //! Input: JSON lines `{"id": ..., "text": "..."}` (`id` is any JSON value and is copied through).
 //! Output: JSON lines `{"id": ..., "embedding": [floats]}`, one per input line, in order.
-use std::io::{BufRead, BufWriter, Write};
+use std::io::BufRead;
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use pgraphrag_retrieval::dense::{
-    BertEncoder, EmbeddingCache, EncoderBackend, EncoderOptions, Pooling, encode_corpus,
-    l2_normalize,
+    BertEncoder, EmbeddingCache, EncoderOptions, Pooling, encode_corpus, l2_normalize,
 };
+
+use crate::error::{OrUsage, usage};
+use crate::progress::Bar;
+use crate::rank_cmd::BackendArg;
+
+/// How token vectors become one text vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PoolingArg {
+    /// Masked mean pooling.
+    Mean,
+    /// BERT's pooler_output (needs a checkpoint with pooler weights).
+    Pooler,
+    /// The [CLS] token's vector.
+    Cls,
+}
+
+impl From<PoolingArg> for Pooling {
+    fn from(p: PoolingArg) -> Self {
+        match p {
+            PoolingArg::Mean => Pooling::Mean,
+            PoolingArg::Pooler => Pooling::Pooler,
+            PoolingArg::Cls => Pooling::Cls,
+        }
+    }
+}
 
 /// Arguments of `pgraphrag embed`.
 #[derive(clap::Args)]
@@ -30,12 +54,12 @@ pub struct Args {
     /// Texts per forward pass.
     #[arg(long, default_value_t = 32)]
     batch: usize,
-    /// Pooling: mean (default), pooler (BERT pooler_output) or cls.
-    #[arg(long, default_value = "mean")]
-    pooling: String,
-    /// Forward pass: native (our padding-free CPU pass, the default) or candle.
-    #[arg(long, default_value = "native")]
-    backend: String,
+    /// Pooling.
+    #[arg(long, value_enum, default_value = "mean")]
+    pooling: PoolingArg,
+    /// Forward pass.
+    #[arg(long, value_enum, default_value = "native")]
+    backend: BackendArg,
     /// Truncation length in tokens (default: the model's limit, 512 for BERT).
     #[arg(long)]
     max_length: Option<usize>,
@@ -50,29 +74,36 @@ pub struct Args {
 
 /// Runs `pgraphrag embed`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let pooling: Pooling = args.pooling.parse()?;
-    let backend: EncoderBackend = args.backend.parse()?;
+    let pooling: Pooling = args.pooling.into();
+    let backend = args.backend.into();
     let file = std::fs::File::open(&args.texts)
-        .with_context(|| format!("cannot open {}", args.texts.display()))?;
+        .with_context(|| format!("cannot open {}", args.texts.display()))
+        .or_usage()?;
     let mut ids = Vec::new();
     let mut texts = Vec::new();
     for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line =
-            line.with_context(|| format!("{}: cannot read line {}", args.texts.display(), n + 1))?;
+        let line = line
+            .with_context(|| format!("{}: cannot read line {}", args.texts.display(), n + 1))
+            .or_usage()?;
         if line.trim().is_empty() {
             continue;
         }
         let v: serde_json::Value = serde_json::from_str(&line)
-            .with_context(|| format!("{}:{}: not JSON", args.texts.display(), n + 1))?;
+            .with_context(|| format!("{}:{}: not JSON", args.texts.display(), n + 1))
+            .or_usage()?;
         let Some(text) = v.get("text").and_then(|t| t.as_str()) else {
-            bail!(
+            return Err(usage(format!(
                 "{}:{}: expected {{\"id\": ..., \"text\": \"...\"}} with a string text",
                 args.texts.display(),
                 n + 1
-            );
+            )));
         };
         let Some(id) = v.get("id") else {
-            bail!("{}:{}: missing \"id\"", args.texts.display(), n + 1);
+            return Err(usage(format!(
+                "{}:{}: missing \"id\"",
+                args.texts.display(),
+                n + 1
+            )));
         };
         ids.push(id.clone());
         texts.push(text.to_string());
@@ -93,24 +124,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => None,
     };
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let emb = encode_corpus(&encoder, cache.as_ref(), &refs, pooling, !args.quiet)?;
-    let tmp = args.out.with_extension("jsonl.part");
-    let out =
-        std::fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    let mut w = BufWriter::new(out);
-    for (i, id) in ids.into_iter().enumerate() {
-        let mut row = emb.row(i).to_vec();
-        if args.normalize {
-            l2_normalize(&mut row);
+    let emb = encode_corpus(
+        &encoder,
+        cache.as_ref(),
+        &refs,
+        pooling,
+        &Bar::new(args.quiet),
+    )?;
+    pgraphrag_data::write_atomic(&args.out, |w| {
+        for (i, id) in ids.into_iter().enumerate() {
+            let mut row = emb.row(i).to_vec();
+            if args.normalize {
+                l2_normalize(&mut row);
+            }
+            let line = serde_json::json!({ "id": id, "embedding": row });
+            writeln!(w, "{line}")?;
         }
-        let line = serde_json::json!({ "id": id, "embedding": row });
-        writeln!(w, "{line}").with_context(|| format!("cannot write {}", tmp.display()))?;
-    }
-    w.flush()
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    drop(w);
-    std::fs::rename(&tmp, &args.out)
-        .with_context(|| format!("cannot move {} to {}", tmp.display(), args.out.display()))?;
+        Ok(())
+    })
+    .with_context(|| format!("cannot write {}", args.out.display()))?;
     if !args.quiet {
         eprintln!(
             "{} embeddings of dimension {} -> {}",

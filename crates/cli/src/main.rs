@@ -1,12 +1,17 @@
 //! `pgraphrag`: the command-line tool of the pgraphrag workspace.
 //!
 //! Each subcommand lives in its own module with an `Args` struct and a `run` function.
+//! Exit codes: 0 success, 1 the work failed, 2 bad usage or bad input (see `error.rs`).
+use std::process::ExitCode;
+
 use clap::{Parser, Subcommand};
 
 mod bench_cmd;
 mod embed_cmd;
+mod error;
 mod metrics_cmd;
 mod plot_cmd;
+mod progress;
 mod rank_cmd;
 
 /// Personalized retrieval-augmented generation: rank profiles, score outputs, run benchmarks, plot results.
@@ -31,12 +36,20 @@ enum Command {
     Plot(plot_cmd::Args),
 }
 
-fn main() -> anyhow::Result<()> {
-    match Cli::parse().command {
+fn main() -> ExitCode {
+    // clap prints its own usage errors and exits with 2.
+    let result = match Cli::parse().command {
         Command::Rank(a) => rank_cmd::run(a),
         Command::Metrics(a) => metrics_cmd::run(a),
         Command::Embed(a) => embed_cmd::run(a),
         Command::Bench(a) => bench_cmd::run(a),
         Command::Plot(a) => plot_cmd::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e:?}");
+            ExitCode::from(error::exit_code(&e))
+        }
     }
 }

@@ -15,12 +15,16 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, bail};
+use pgraphrag_core::Progress;
 use pgraphrag_metrics::bleu::sentence_bleu;
 use pgraphrag_metrics::meteor::Meteor;
 use pgraphrag_metrics::rouge::{Rouge, RougeOptions, RougeTokenizer};
 use pgraphrag_metrics::stats::{BootstrapDraws, bootstrap_ci_columns, mean};
 use pgraphrag_metrics::wordnet::WordNet;
 use serde_json::Value;
+
+use crate::error::OrUsage;
+use crate::progress::Bar;
 
 /// Arguments of `pgraphrag metrics`.
 #[derive(clap::Args, Debug)]
@@ -34,16 +38,27 @@ pub struct Args {
     /// Porter-stem ROUGE tokens longer than 3 characters (rouge-score's `use_stemmer=True`).
     #[arg(long)]
     pub stemmer: bool,
-    /// ROUGE tokenizer: `ascii` (rouge-score, the reference) or `unicode` (keeps accented
-    /// letters; not comparable with published numbers).
-    #[arg(long, default_value = "ascii")]
-    pub tokenizer: String,
+    /// ROUGE tokenizer.
+    #[arg(long, value_enum, default_value = "ascii")]
+    pub tokenizer: TokenizerArg,
     /// Seed of the bootstrap intervals in the summary.
     #[arg(long, default_value_t = 0)]
     pub seed: u32,
     /// Scoring threads (default: all cores). WordNet is loaded on one more, short-lived thread.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// The ROUGE tokenizer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TokenizerArg {
+    /// rouge-score's: lowercase ASCII letters and digits (the reference).
+    Ascii,
+    /// Keeps accented letters (not comparable with published numbers).
+    Unicode,
 }
 
 struct Pair {
@@ -127,8 +142,10 @@ fn score_all(
     pairs: &[Pair],
     rouge: &Rouge,
     threads: usize,
+    progress: &dyn Progress,
     wordnet: impl FnOnce() -> anyhow::Result<&'static WordNet> + Send,
 ) -> anyhow::Result<Vec<[f64; 6]>> {
+    progress.start(pairs.len() as u64, "pairs");
     let blocks: Vec<&[Pair]> = pairs.chunks(BLOCK).collect();
     let first: Vec<OnceLock<Vec<FirstPass>>> = blocks.iter().map(|_| OnceLock::new()).collect();
     let meteor: Vec<OnceLock<Vec<f64>>> = blocks.iter().map(|_| OnceLock::new()).collect();
@@ -162,6 +179,7 @@ fn score_all(
                 .map(|f| m.score_tokens(&f.hyp_tokens, &f.ref_tokens))
                 .collect();
             let _ = meteor[b].set(scores);
+            progress.advance(blocks[b].len() as u64);
         }
     };
     let loaded = std::thread::scope(|s| {
@@ -182,6 +200,7 @@ fn score_all(
         }
         loaded
     });
+    progress.finish();
     loaded?;
     let mut out = Vec::with_capacity(pairs.len());
     for (f, m) in first.into_iter().zip(meteor) {
@@ -216,10 +235,9 @@ fn write_scores(path: &PathBuf, pairs: &[Pair], scores: &[[f64; 6]]) -> anyhow::
 
 /// Runs `pgraphrag metrics`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let tokenizer = match args.tokenizer.as_str() {
-        "ascii" => RougeTokenizer::Ascii,
-        "unicode" => RougeTokenizer::Unicode,
-        t => bail!("--tokenizer must be `ascii` or `unicode`, not {t:?}"),
+    let tokenizer = match args.tokenizer {
+        TokenizerArg::Ascii => RougeTokenizer::Ascii,
+        TokenizerArg::Unicode => RougeTokenizer::Unicode,
     };
     let rouge = Rouge::new(RougeOptions {
         stemmer: args.stemmer,
@@ -227,7 +245,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     });
     // Start loading WordNet now: it overlaps with reading the input and the first pass.
     let loader = std::thread::spawn(WordNet::global);
-    let pairs = read_pairs(&args.pairs)?;
+    let pairs = read_pairs(&args.pairs).or_usage()?;
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -237,7 +255,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let n = pairs.len();
     let draws = (n > 0 && n * N_SAMPLES <= PREDRAW_LIMIT)
         .then(|| std::thread::spawn(move || BootstrapDraws::new(n, N_SAMPLES, args.seed)));
-    let scores = score_all(&pairs, &rouge, threads, || {
+    let bar = Bar::new(args.quiet);
+    let scores = score_all(&pairs, &rouge, threads, &bar, || {
         let wn = loader
             .join()
             .map_err(|_| anyhow::anyhow!("the WordNet loading thread panicked"))??;
@@ -330,8 +349,8 @@ mod tests {
         };
         let ps = pairs(3 * BLOCK + 5);
         let rouge = Rouge::default();
-        let one = score_all(&ps, &rouge, 1, || Ok(wn)).unwrap();
-        let four = score_all(&ps, &rouge, 4, || Ok(wn)).unwrap();
+        let one = score_all(&ps, &rouge, 1, &(), || Ok(wn)).unwrap();
+        let four = score_all(&ps, &rouge, 4, &(), || Ok(wn)).unwrap();
         assert_eq!(one, four);
         let m = Meteor::new().unwrap();
         for (p, s) in ps.iter().zip(&one) {
@@ -351,7 +370,7 @@ mod tests {
     #[test]
     fn a_failed_wordnet_load_is_an_error() {
         let ps = pairs(3);
-        let e = score_all(&ps, &Rouge::default(), 2, || {
+        let e = score_all(&ps, &Rouge::default(), 2, &(), || {
             anyhow::bail!("no WordNet here")
         });
         assert!(e.unwrap_err().to_string().contains("no WordNet here"));

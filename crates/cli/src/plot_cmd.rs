@@ -4,6 +4,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use pgraphrag_eval::{ResultsTable, write_atomic};
 
+use crate::error::OrUsage;
+
 /// Arguments of `pgraphrag plot`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -20,12 +22,14 @@ pub struct Args {
 
 /// Reads the CSV and writes one panel per metric, one group of bars per mode, one bar per k.
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(&a.csv).with_context(|| {
-        format!(
-            "reading {} (a results CSV from `pgraphrag bench`)",
-            a.csv.display()
-        )
-    })?;
+    let text = std::fs::read_to_string(&a.csv)
+        .with_context(|| {
+            format!(
+                "reading {} (a results CSV from `pgraphrag bench`)",
+                a.csv.display()
+            )
+        })
+        .or_usage()?;
     let title = a.title.unwrap_or_else(|| {
         a.csv
             .file_stem()
@@ -33,8 +37,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .to_string_lossy()
             .into_owned()
     });
-    let table =
-        ResultsTable::from_csv(title, &text).with_context(|| a.csv.display().to_string())?;
+    let table = ResultsTable::from_csv(title, &text)
+        .with_context(|| a.csv.display().to_string())
+        .or_usage()?;
     write_atomic(&a.out, table.to_svg().as_bytes())?;
     eprintln!("wrote {}", a.out.display());
     Ok(())

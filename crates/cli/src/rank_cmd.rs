@@ -5,24 +5,22 @@
 //! graph and ranking semantics are the released code's (drop-in comparable files); `--clean`
 //! switches to the library's cleaner choices. See `docs/ranking.md`.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::ValueEnum;
-use indicatif::{ProgressBar, ProgressStyle};
-use pgraphrag_data::{
-    IdPolicy, NeighborRating, RankingRecord, Split, UserRating, load_split, write_rankings,
-};
-use pgraphrag_graph::{Duplicates, GraphOptions, UserItemGraph};
+use pgraphrag_core::Progress;
+use pgraphrag_data::{IdPolicy, RankingRecord, Split, load_split, write_rankings};
+use pgraphrag_eval::{RankingSummary, Recipe, rank_all, ranking_file_name};
+use pgraphrag_graph::UserItemGraph;
 use pgraphrag_retrieval::profile::{
-    CachedBm25, CandidateRanker, DuplicateTexts, EmptyDocs, ProfileOptions, ProfileRanker,
-    RandomReview, SingleNeighbor, Task, WithRetriever,
+    ProfileOptions, ProfileRanker, RandomReview, Task, WithRetriever,
 };
-use pgraphrag_retrieval::sparse::{
-    Bm25Lucene, NoRetriever, PgraphragTokenizer, RandomRetriever, TieOrder,
-};
+use pgraphrag_retrieval::sparse::{Bm25Lucene, NoRetriever, PgraphragTokenizer, RandomRetriever};
+
+use crate::error::{OrUsage, usage};
+use crate::progress::Bar;
 
 /// The retriever.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -49,6 +47,24 @@ pub enum PoolingArg {
     Pooler,
 }
 
+/// The dense encoder's forward pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// The padding-free native CPU pass.
+    Native,
+    /// candle's BERT.
+    Candle,
+}
+
+impl From<BackendArg> for pgraphrag_retrieval::dense::EncoderBackend {
+    fn from(b: BackendArg) -> Self {
+        match b {
+            BackendArg::Native => Self::Native,
+            BackendArg::Candle => Self::Candle,
+        }
+    }
+}
+
 /// Arguments of `pgraphrag rank`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -71,10 +87,9 @@ pub struct Args {
     /// Document pooling for --retriever contriever.
     #[arg(long, value_enum, default_value = "mean")]
     pub doc_pooling: PoolingArg,
-    /// Forward pass for --retriever contriever: native (padding-free CPU pass, the default) or
-    /// candle.
-    #[arg(long, default_value = "native")]
-    pub backend: String,
+    /// Forward pass for --retriever contriever.
+    #[arg(long, value_enum, default_value = "native")]
+    pub backend: BackendArg,
     /// Embedding cache (SQLite) for --retriever contriever; default: none (embeddings are
     /// computed once per run and kept in memory through a cache next to --out).
     #[arg(long)]
@@ -99,12 +114,15 @@ pub struct Args {
     /// Where to write the ranking file (JSON); with several tasks, the folder for the files.
     #[arg(long)]
     pub out: PathBuf,
+    /// No progress bars.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// Runs `pgraphrag rank`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     if args.top == 0 {
-        bail!("--top must be at least 1 (the notebook uses 5)");
+        return Err(usage("--top must be at least 1 (the notebook uses 5)"));
     }
     let mut tasks = args.task.clone();
     tasks.dedup();
@@ -118,49 +136,39 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty())
         && !dir.is_dir()
     {
-        bail!(
+        return Err(usage(format!(
             "the folder of --out does not exist: {} (create it first)",
             dir.display()
-        );
+        )));
     }
     let t0 = Instant::now();
-    let split = load_split(&args.split).with_context(|| {
-        format!(
-            "loading the split {} (pass a PGraphRAG split such as $PGRAPHRAG_DATA/pgraphrag/amazon_dev.json)",
-            args.split.display()
-        )
-    })?;
-    let (gopts, policy) = if args.clean {
-        (
-            GraphOptions {
-                duplicates: Duplicates::KeepAll,
-            },
-            IdPolicy::Normalize,
-        )
+    let split = load_split(&args.split)
+        .with_context(|| {
+            format!(
+                "loading the split {} (pass a PGraphRAG split such as $PGRAPHRAG_DATA/pgraphrag/amazon_dev.json)",
+                args.split.display()
+            )
+        })
+        .or_usage()?;
+    let recipe = if args.clean {
+        Recipe::Clean
     } else {
-        (GraphOptions::notebook(), IdPolicy::KeepJsonType)
+        Recipe::ReleasedCode
     };
-    let graph = split.to_graph(gopts, policy);
+    let policy = recipe.id_policy();
+    let graph = recipe.graph(&split);
     let mut split = split;
     if let Some(n) = args.limit {
         split.users.truncate(n);
     }
-    let mut popts = if args.clean {
-        ProfileOptions::default()
-    } else {
-        ProfileOptions::notebook()
-    };
+    let mut popts = recipe.profile_options();
     popts.k = args.top;
     popts.random = if args.no_random {
         RandomReview::Off
     } else {
         RandomReview::Python { seed: args.seed }
     };
-    let ties = if args.clean {
-        TieOrder::InputOrder
-    } else {
-        TieOrder::NumpyReversedArgsort
-    };
+    let bar = Bar::new(args.quiet);
     if tasks.len() > 1 {
         let stem = args
             .split
@@ -175,14 +183,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let outs: Vec<(Task, PathBuf)> = tasks
             .iter()
             .map(|&t| {
-                let name = format!("RANKING-{stem}_{}_{retriever}.json", t.notebook_name());
+                let name = ranking_file_name(&stem, t.notebook_name(), &retriever);
                 (t, args.out.join(name))
             })
             .collect();
         if args.retriever == RetrieverArg::Bm25 {
             // Tokenize every review once, then rank the tasks in parallel, each with its own
             // copy of the token cache and its own random stream (as separate runs would).
-            let mut warm = CachedBm25::pgraphrag().with_tie_order(ties);
+            // Parallel tasks report no progress (one bar cannot show several runs).
+            let mut warm = recipe.bm25();
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
             warm.warm_parallel(&graph, threads);
             let (split, graph, warm) = (&split, &graph, &warm);
@@ -192,7 +201,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     .map(|(task, out)| {
                         sc.spawn(move || -> anyhow::Result<()> {
                             let ranker = ProfileRanker::new(warm.clone(), popts);
-                            let records = rank_all(split, graph, policy, *task, ranker)?;
+                            let records = rank_all(split, graph, policy, *task, ranker, &())?;
                             finish(&records, graph, out, t0)
                         })
                     })
@@ -207,14 +216,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             })?;
         } else {
             for (task, out) in &outs {
-                let records = rank_task(&args, &split, &graph, policy, *task, popts, ties)?;
+                let records = rank_task(&args, &split, &graph, recipe, *task, popts, &bar)?;
                 finish(&records, &graph, out, t0)?;
             }
         }
         return Ok(());
     }
     let task: Task = tasks[0];
-    let records = rank_task(&args, &split, &graph, policy, task, popts, ties)?;
+    let records = rank_task(&args, &split, &graph, recipe, task, popts, &bar)?;
     finish(&records, &graph, &args.out, t0)
 }
 
@@ -226,21 +235,15 @@ fn finish(
     t0: Instant,
 ) -> anyhow::Result<()> {
     write_rankings(out, records).with_context(|| format!("writing {}", out.display()))?;
-    let n = records.len().max(1) as f64;
-    let mean_u = records.iter().map(|r| r.user_ratings.len()).sum::<usize>() as f64 / n;
-    let mean_n = records
-        .iter()
-        .map(|r| r.neighbor_ratings.len())
-        .sum::<usize>() as f64
-        / n;
+    let s = RankingSummary::of(records);
     eprintln!(
         "ranked {} users ({} reviews in the graph, {} overwritten) in {:.2}s: mean {:.2} user / {:.2} neighbour entries; wrote {}",
-        records.len(),
+        s.users,
         graph.num_reviews(),
         graph.num_overwritten(),
         t0.elapsed().as_secs_f64(),
-        mean_u,
-        mean_n,
+        s.mean_user,
+        s.mean_neighbors,
         out.display()
     );
     Ok(())
@@ -251,81 +254,107 @@ fn rank_task(
     args: &Args,
     split: &Split,
     graph: &UserItemGraph,
-    policy: IdPolicy,
+    recipe: Recipe,
     task: Task,
     mut popts: ProfileOptions,
-    ties: TieOrder,
+    progress: &dyn Progress,
 ) -> anyhow::Result<Vec<RankingRecord>> {
+    let policy: IdPolicy = recipe.id_policy();
     let records = match args.retriever {
         RetrieverArg::Bm25 => {
-            let r = CachedBm25::pgraphrag().with_tie_order(ties);
-            rank_all(split, graph, policy, task, ProfileRanker::new(r, popts))?
+            let r = recipe.bm25();
+            rank_all(
+                split,
+                graph,
+                policy,
+                task,
+                ProfileRanker::new(r, popts),
+                progress,
+            )?
         }
         RetrieverArg::Bm25Lucene => {
-            let r = WithRetriever(Bm25Lucene::new(PgraphragTokenizer).with_tie_order(ties));
-            rank_all(split, graph, policy, task, ProfileRanker::new(r, popts))?
+            let r = WithRetriever(
+                Bm25Lucene::new(PgraphragTokenizer).with_tie_order(recipe.tie_order()),
+            );
+            rank_all(
+                split,
+                graph,
+                policy,
+                task,
+                ProfileRanker::new(r, popts),
+                progress,
+            )?
         }
         RetrieverArg::Random => {
             // The notebook has no random ranker: draw the random review over graph order.
             popts.random_via_ranker = false;
             let r = WithRetriever(RandomRetriever::new(args.seed));
-            rank_all(split, graph, policy, task, ProfileRanker::new(r, popts))?
+            rank_all(
+                split,
+                graph,
+                policy,
+                task,
+                ProfileRanker::new(r, popts),
+                progress,
+            )?
         }
         RetrieverArg::None => {
             // Nothing is ranked; the random review is drawn over graph order.
             popts.random_via_ranker = false;
             let r = WithRetriever(NoRetriever);
-            rank_all(split, graph, policy, task, ProfileRanker::new(r, popts))?
+            rank_all(
+                split,
+                graph,
+                policy,
+                task,
+                ProfileRanker::new(r, popts),
+                progress,
+            )?
         }
         RetrieverArg::Contriever => {
             // The notebook runs Contriever without the BM25 path, so nothing is dropped.
-            popts.empty_docs = if args.clean {
-                EmptyDocs::Drop
-            } else {
-                EmptyDocs::Keep
-            };
-            popts.duplicate_texts = DuplicateTexts::Distinct;
-            popts.single_neighbor = if args.clean {
-                SingleNeighbor::Rank
-            } else {
-                SingleNeighbor::Unranked
-            };
+            let dense = recipe.dense_profile_options();
+            popts.empty_docs = dense.empty_docs;
+            popts.duplicate_texts = dense.duplicate_texts;
+            popts.single_neighbor = dense.single_neighbor;
             let queries: Vec<String> = split
                 .users
                 .iter()
                 .filter_map(|u| u.profile.first())
                 .map(|t| task.query(t.title.as_deref(), t.text.as_deref()))
                 .collect();
-            let r = dense(args, graph, &queries)?;
+            let r = dense_retriever(args, graph, &queries, progress)?;
             rank_all(
                 split,
                 graph,
                 policy,
                 task,
                 ProfileRanker::new(WithRetriever(r), popts),
+                progress,
             )?
         }
     };
     Ok(records)
 }
 
-fn dense(
+fn dense_retriever(
     args: &Args,
     graph: &UserItemGraph,
     queries: &[String],
+    progress: &dyn Progress,
 ) -> anyhow::Result<pgraphrag_retrieval::dense::DenseRetriever> {
     use pgraphrag_retrieval::dense::{DenseRetriever, Pooling};
     let Some(model) = args.model.as_deref() else {
-        bail!(
+        return Err(usage(
             "--retriever contriever needs --model DIR: a BERT folder with config.json, tokenizer.json and \
-             model.safetensors (see MODELS.md for facebook/contriever or all-MiniLM-L6-v2)"
-        );
+             model.safetensors (see MODELS.md for facebook/contriever or all-MiniLM-L6-v2)",
+        ));
     };
     if !model.is_dir() {
-        bail!(
+        return Err(usage(format!(
             "--model {}: not a folder (expected config.json, tokenizer.json, model.safetensors)",
             model.display()
-        );
+        )));
     }
     let cache = args
         .embedding_cache
@@ -335,11 +364,9 @@ fn dense(
         PoolingArg::Mean => Pooling::Mean,
         PoolingArg::Pooler => Pooling::Pooler,
     };
-    let backend: pgraphrag_retrieval::dense::EncoderBackend =
-        args.backend.parse().context("--backend")?;
     let r = DenseRetriever::builder(model)
         .doc_pooling(pooling)
-        .backend(backend)
+        .backend(args.backend.into())
         .cache(&cache)
         .build()
         .with_context(|| format!("loading the dense model {}", model.display()))?;
@@ -350,12 +377,12 @@ fn dense(
         .collect();
     let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
     let t = Instant::now();
-    r.warm(&refs, std::io::stderr().is_terminal())
+    r.warm(&refs, progress)
         .context("embedding the split's documents")?;
     let t_docs = t.elapsed().as_secs_f64();
     // All queries in length-sorted batches up front (not one forward pass per user).
     let q: Vec<&str> = queries.iter().map(String::as_str).collect();
-    r.warm_queries(&q, std::io::stderr().is_terminal())
+    r.warm_queries(&q, progress)
         .context("embedding the queries")?;
     eprintln!(
         "dense: {} documents in {t_docs:.1}s, {} queries in {:.1}s (embedding cache {})",
@@ -371,57 +398,4 @@ fn default_cache(out: &Path) -> PathBuf {
     let mut s = out.as_os_str().to_owned();
     s.push(".emb.sqlite");
     PathBuf::from(s)
-}
-
-fn progress(n: usize) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new(n as u64);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{spinner} ranking {pos}/{len} users [{elapsed_precise}<{eta_precise}] {wide_bar}",
-    ) {
-        pb.set_style(style);
-    }
-    pb
-}
-
-/// Ranks every user of `split` (in file order) and builds the ranking records.
-pub fn rank_all<R: CandidateRanker>(
-    split: &Split,
-    graph: &UserItemGraph,
-    policy: IdPolicy,
-    task: Task,
-    mut ranker: ProfileRanker<R>,
-) -> anyhow::Result<Vec<RankingRecord>> {
-    let pb = progress(split.users.len());
-    let mut out = Vec::with_capacity(split.users.len());
-    for (i, user) in split.users.iter().enumerate() {
-        let Some(mut rec) = RankingRecord::for_user(user) else {
-            bail!("record {i} (user {:?}) has an empty profile", user.id);
-        };
-        let target = &user.profile[0];
-        let item = policy.apply(&target.pid);
-        let query = task.query(target.title.as_deref(), target.text.as_deref());
-        let p = ranker
-            .rank(graph, &user.id, &item, &query)
-            .with_context(|| format!("ranking record {i} (user {:?})", user.id))?;
-        rec.user_ratings = p
-            .user
-            .iter()
-            .map(|h| UserRating::from_review(graph.review(h.review), h.score))
-            .collect();
-        rec.neighbor_ratings = p
-            .neighbors
-            .iter()
-            .map(|h| NeighborRating::from_review(graph.review(h.review), h.score))
-            .collect();
-        rec.random_review = p
-            .random
-            .map(|r| UserRating::from_review(graph.review(r), None));
-        out.push(rec);
-        pb.inc(1);
-    }
-    pb.finish_and_clear();
-    Ok(out)
 }

@@ -25,8 +25,16 @@ fn model() -> PathBuf {
     p
 }
 
+/// The shared data folder: `$PGRAPHRAG_DATA`, else `../shared/data` beside the checkout.
+fn data_dir() -> PathBuf {
+    match std::env::var_os("PGRAPHRAG_DATA") {
+        Some(v) if !v.is_empty() => PathBuf::from(v),
+        _ => root().join("../shared/data"),
+    }
+}
+
 fn split() -> PathBuf {
-    let p = pgraphrag_data::pgraphrag_split_path("amazon", "dev");
+    let p = pgraphrag_data::pgraphrag_split_path(&data_dir(), "amazon", "dev");
     assert!(
         p.is_file(),
         "the PGraphRAG split is missing at {}: set PGRAPHRAG_DATA to the shared data folder",

@@ -35,6 +35,7 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod progress;
 /// Shared SIMD helpers: CPU feature detection and a `Send` raw pointer for disjoint writes.
 pub mod simd;
 mod ties;
@@ -42,6 +43,7 @@ mod types;
 mod vocab;
 
 pub use error::{Error, Result};
+pub use progress::{NoProgress, Progress};
 pub use ties::{TieOrder, numpy_argsort, rank_order, top_k};
 pub use types::{
     Bm25Params, Embeddings, Entry, GenParams, Message, Prompt, Role, Scored, sort_desc,

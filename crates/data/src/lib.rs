@@ -12,8 +12,9 @@
 //!   (`RANKING-<ds>_<split>_<task>_<ranker>.json`, written by the released notebook's
 //!   `process_item`), plus a `score` on every ranked entry. [`load_rankings`] and
 //!   [`write_rankings`] read and write whole files.
-//! * [`data_dir`]: where the shared data lives (`PGRAPHRAG_DATA`, else `../shared/data` next
-//!   to the workspace root).
+//! * [`pgraphrag_split_path`]: where a released split lies in a shared data folder (the
+//!   caller names the folder; the library reads no environment variable).
+//! * [`write_atomic`]: whole-file-or-nothing writes (temporary file, fsync, rename).
 //!
 //! ```
 //! use pgraphrag_data::{parse_split, IdPolicy};
@@ -30,13 +31,15 @@
 //! ```
 #![deny(missing_docs)]
 
+mod atomic;
 mod error;
 mod paths;
 mod ranking;
 mod split;
 
+pub use atomic::write_atomic;
 pub use error::{Error, Result};
-pub use paths::{DATASETS, data_dir, pgraphrag_split_path};
+pub use paths::{DATASETS, pgraphrag_split_path};
 pub use pgraphrag_graph::ItemId;
 pub use ranking::{
     NeighborRating, RankingRecord, UserRating, load_rankings, parse_rankings, write_rankings,

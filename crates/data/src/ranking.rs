@@ -196,8 +196,8 @@ pub fn write_rankings_to<W: Write>(w: W, records: &[RankingRecord]) -> std::io::
     w.flush()
 }
 
-/// Writes a ranking file atomically (a temporary file in the same folder, then a rename), so
-/// an interrupted run never leaves a truncated file behind.
+/// Writes a ranking file atomically ([`crate::write_atomic`]: a temporary file in the same
+/// folder, fsynced, then renamed), so an interrupted run never leaves a truncated file behind.
 ///
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();
@@ -209,14 +209,5 @@ pub fn write_rankings_to<W: Write>(w: W, records: &[RankingRecord]) -> std::io::
 /// assert_eq!(load_rankings(&p).unwrap(), vec![r]);
 /// ```
 pub fn write_rankings(path: &Path, records: &[RankingRecord]) -> Result<()> {
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".partial");
-    let tmp = std::path::PathBuf::from(tmp);
-    let f = std::fs::File::create(&tmp).map_err(io)?;
-    write_rankings_to(f, records).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    crate::write_atomic(path, |w| write_rankings_to(w, records))
 }

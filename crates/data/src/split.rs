@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use pgraphrag_core::Entry;
 use pgraphrag_graph::{GraphOptions, ItemId, UserItemGraph};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::{Error, Result};
 
@@ -122,7 +122,8 @@ impl Split {
 /// Reads a split file. Errors name the file, the record, the review and the field.
 ///
 /// ```no_run
-/// let split = pgraphrag_data::load_split(&pgraphrag_data::pgraphrag_split_path("amazon", "dev")).unwrap();
+/// let data = std::path::Path::new("../shared/data");
+/// let split = pgraphrag_data::load_split(&pgraphrag_data::pgraphrag_split_path(data, "amazon", "dev")).unwrap();
 /// assert_eq!(split.users.len(), 2500);
 /// ```
 pub fn load_split(path: &Path) -> Result<Split> {
@@ -157,75 +158,174 @@ pub(crate) fn type_name(v: &Value) -> &'static str {
     }
 }
 
-struct Ctx<'a> {
-    path: &'a Path,
-    record: Option<usize>,
-    review: Option<usize>,
+/// A user record as the file holds it; every check that serde cannot express (missing
+/// fields, empty profiles, `pid` vs `productAsin`) is made afterwards, naming the field.
+#[derive(Deserialize)]
+#[serde(expecting = "a user object")]
+struct RawUser {
+    #[serde(default)]
+    id: RawId,
+    #[serde(default)]
+    profile: Option<RawProfile>,
 }
 
-impl Ctx<'_> {
-    fn err(&self, field: &str, message: impl Into<String>) -> Error {
-        Error::Schema {
-            path: self.path.to_path_buf(),
-            record: self.record,
-            review: self.review,
-            field: field.to_string(),
-            message: message.into(),
-        }
+/// `id`: `None` when missing, else a string or the JSON type found instead (so `null`
+/// reads as present but wrong).
+#[derive(Default)]
+struct RawId(Option<Result<String, &'static str>>);
+
+impl<'de> Deserialize<'de> for RawId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        Ok(RawId(Some(match Value::deserialize(d)? {
+            Value::String(s) => Ok(s),
+            v => Err(type_name(&v)),
+        })))
     }
-    fn opt_str(&self, o: &Map<String, Value>, field: &str) -> Result<Option<String>> {
-        match o.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(v) => Err(self.err(
-                field,
-                format!("expected a string or null, found {}", type_name(v)),
-            )),
+}
+
+#[derive(Deserialize)]
+#[serde(transparent)]
+struct RawProfile(Vec<RawReview>);
+
+#[derive(Deserialize)]
+#[serde(expecting = "a review object")]
+struct RawReview {
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    rating: Option<f64>,
+    #[serde(default)]
+    pid: Option<RawPid>,
+    #[serde(default, rename = "productAsin")]
+    product_asin: Option<RawPid>,
+}
+
+/// A product id: a string or an integer, with its JSON type (`null` counts as absent).
+struct RawPid(ItemId);
+
+impl<'de> Deserialize<'de> for RawPid {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = RawPid;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string or an integer")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<RawPid, E> {
+                Ok(RawPid(ItemId::Str(v.to_string())))
+            }
+            fn visit_string<E: serde::de::Error>(
+                self,
+                v: String,
+            ) -> std::result::Result<RawPid, E> {
+                Ok(RawPid(ItemId::Str(v)))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<RawPid, E> {
+                Ok(RawPid(ItemId::Int(v)))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<RawPid, E> {
+                i64::try_from(v)
+                    .map(|i| RawPid(ItemId::Int(i)))
+                    .map_err(|_| {
+                        E::custom(format!(
+                            "expected a string or an integer, found the number {v}"
+                        ))
+                    })
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<RawPid, E> {
+                Err(E::custom(format!(
+                    "expected a string or an integer, found the number {v:?}"
+                )))
+            }
         }
+        d.deserialize_any(V)
+    }
+}
+
+/// Where a serde error happened, as (record, review, field).
+fn locate(path: &serde_path_to_error::Path) -> (Option<usize>, Option<usize>, String) {
+    use serde_path_to_error::Segment;
+    let segs: Vec<&Segment> = path.iter().collect();
+    let record = match segs.first() {
+        Some(Segment::Seq { index }) => Some(*index),
+        _ => None,
+    };
+    let key = |i: usize| match segs.get(i) {
+        Some(Segment::Map { key }) => Some(key.as_str()),
+        _ => None,
+    };
+    match key(1) {
+        Some("profile") => match segs.get(2) {
+            Some(Segment::Seq { index }) => (record, Some(*index), key(3).unwrap_or("").into()),
+            _ => (record, None, "profile".into()),
+        },
+        Some(k) => (record, None, k.into()),
+        None => (record, None, String::new()),
     }
 }
 
 /// Parses the bytes of a split file; `path` is only used in error messages.
 pub fn parse_split(bytes: &[u8], path: impl AsRef<Path>) -> Result<Split> {
     let path: PathBuf = path.as_ref().to_path_buf();
-    let v = parse_json(bytes, &path)?;
-    let mut ctx = Ctx {
-        path: &path,
-        record: None,
-        review: None,
+    let text = std::str::from_utf8(bytes).map_err(|e| Error::NotUtf8 {
+        path: path.clone(),
+        offset: e.valid_up_to(),
+    })?;
+    let json_err = |e: &serde_json::Error| Error::Json {
+        path: path.clone(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
     };
-    let Value::Array(records) = v else {
-        return Err(ctx.err(
-            "",
-            format!("expected a list of users, found {}", type_name(&v)),
-        ));
-    };
-    let mut users = Vec::with_capacity(records.len());
-    for (ri, rec) in records.iter().enumerate() {
-        ctx.record = Some(ri);
-        ctx.review = None;
-        let Value::Object(o) = rec else {
-            return Err(ctx.err(
-                "",
-                format!("expected a user object, found {}", type_name(rec)),
-            ));
-        };
-        let id = match o.get("id") {
-            Some(Value::String(s)) => s.clone(),
-            Some(v) => {
-                return Err(ctx.err("id", format!("expected a string, found {}", type_name(v))));
+    let mut de = serde_json::Deserializer::from_str(text);
+    let records: Vec<RawUser> = match serde_path_to_error::deserialize(&mut de) {
+        Ok(r) => r,
+        Err(e) => {
+            let inner = e.inner();
+            if !inner.is_data() {
+                return Err(json_err(inner));
             }
-            None => return Err(ctx.err("id", "missing")),
+            let (record, review, field) = locate(e.path());
+            let mut message = inner.to_string();
+            if record.is_none() && field.is_empty() && message.contains("expected a sequence") {
+                message = format!("expected a list of users ({message})");
+            }
+            return Err(Error::Schema {
+                path,
+                record,
+                review,
+                field,
+                message,
+            });
+        }
+    };
+    de.end().map_err(|e| json_err(&e))?;
+    let schema =
+        |record: usize, review: Option<usize>, field: &str, message: String| Error::Schema {
+            path: path.clone(),
+            record: Some(record),
+            review,
+            field: field.to_string(),
+            message,
         };
-        let profile = match o.get("profile") {
-            Some(Value::Array(p)) => p,
-            Some(v) => {
-                return Err(ctx.err(
-                    "profile",
-                    format!("expected a list of reviews, found {}", type_name(v)),
+    let mut users = Vec::with_capacity(records.len());
+    for (ri, rec) in records.into_iter().enumerate() {
+        let id = match rec.id {
+            RawId(Some(Ok(s))) => s,
+            RawId(Some(Err(found))) => {
+                return Err(schema(
+                    ri,
+                    None,
+                    "id",
+                    format!("expected a string, found {found}"),
                 ));
             }
-            None => return Err(ctx.err("profile", "missing")),
+            RawId(None) => return Err(schema(ri, None, "id", "missing".into())),
+        };
+        let Some(RawProfile(profile)) = rec.profile else {
+            return Err(schema(ri, None, "profile", "missing".into()));
         };
         if profile.is_empty() {
             return Err(Error::EmptyProfile {
@@ -235,61 +335,29 @@ pub fn parse_split(bytes: &[u8], path: impl AsRef<Path>) -> Result<Split> {
             });
         }
         let mut reviews = Vec::with_capacity(profile.len());
-        for (vi, r) in profile.iter().enumerate() {
-            ctx.review = Some(vi);
-            let Value::Object(r) = r else {
-                return Err(ctx.err(
-                    "",
-                    format!("expected a review object, found {}", type_name(r)),
+        for (vi, r) in profile.into_iter().enumerate() {
+            if let Some(x) = r.rating
+                && !x.is_finite()
+            {
+                return Err(schema(
+                    ri,
+                    Some(vi),
+                    "rating",
+                    format!("not a finite number: {x}"),
+                ));
+            }
+            let Some(RawPid(pid)) = r.pid.or(r.product_asin) else {
+                return Err(schema(
+                    ri,
+                    Some(vi),
+                    "pid",
+                    "missing (neither \"pid\" nor \"productAsin\" is present)".into(),
                 ));
             };
-            let title = ctx.opt_str(r, "title")?;
-            let text = ctx.opt_str(r, "text")?;
-            let rating = match r.get("rating") {
-                None | Some(Value::Null) => None,
-                Some(Value::Number(n)) => match n.as_f64() {
-                    Some(x) if x.is_finite() => Some(x),
-                    _ => return Err(ctx.err("rating", format!("not a finite number: {n}"))),
-                },
-                Some(v) => {
-                    return Err(ctx.err(
-                        "rating",
-                        format!("expected a number or null, found {}", type_name(v)),
-                    ));
-                }
-            };
-            let (name, raw) = match (r.get("pid"), r.get("productAsin")) {
-                (Some(p), _) => ("pid", p),
-                (None, Some(p)) => ("productAsin", p),
-                (None, None) => {
-                    return Err(ctx.err(
-                        "pid",
-                        "missing (neither \"pid\" nor \"productAsin\" is present)",
-                    ));
-                }
-            };
-            let pid = match raw {
-                Value::String(s) => ItemId::Str(s.clone()),
-                Value::Number(n) => match n.as_i64() {
-                    Some(i) => ItemId::Int(i),
-                    None => {
-                        return Err(ctx.err(
-                            name,
-                            format!("expected a string or an integer, found the number {n}"),
-                        ));
-                    }
-                },
-                v => {
-                    return Err(ctx.err(
-                        name,
-                        format!("expected a string or an integer, found {}", type_name(v)),
-                    ));
-                }
-            };
             reviews.push(SplitReview {
-                title,
-                text,
-                rating,
+                title: r.title,
+                text: r.text,
+                rating: r.rating,
                 pid,
             });
         }
@@ -331,6 +399,40 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("\"id\"") && e.contains("missing"), "{e}");
+    }
+
+    #[test]
+    fn shape_errors_say_where_and_what() {
+        let cases: [(&[u8], &[&str]); 6] = [
+            (br#"{"id":"a"}"#, &["top level", "list of users"]),
+            (
+                br#"[{"id":"a","profile":[{"pid":"x"}]}, 3]"#,
+                &["record 1", "user object"],
+            ),
+            (
+                br#"[{"id":"a","profile":"x"}]"#,
+                &["record 0", "\"profile\""],
+            ),
+            (
+                br#"[{"id":"a","profile":[{"pid":"x","rating":"5"}]}]"#,
+                &["profile[0]", "\"rating\""],
+            ),
+            (
+                br#"[{"id":7,"profile":[{"pid":"x"}]}]"#,
+                &["\"id\"", "expected a string, found a number"],
+            ),
+            (
+                br#"[{"id":"a","profile":[{"title":"t"}]}]"#,
+                &["profile[0]", "\"pid\"", "productAsin"],
+            ),
+        ];
+        for (json, want) in cases {
+            let e = parse_split(json, "f.json").unwrap_err().to_string();
+            assert!(e.starts_with("f.json: "), "{e}");
+            for w in want {
+                assert!(e.contains(w), "{e} lacks {w}");
+            }
+        }
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Loader robustness (fuzz-style proptests over random and mutated bytes) and the real dev
 //! splits (which must be present: set PGRAPHRAG_DATA).
 
+use std::path::PathBuf;
+
 use pgraphrag_data::{
-    DATASETS, Error, IdPolicy, ItemId, data_dir, load_split, parse_rankings, parse_split,
+    DATASETS, Error, IdPolicy, ItemId, load_split, parse_rankings, parse_split,
     pgraphrag_split_path,
 };
 use pgraphrag_graph::{GraphOptions, Scope};
@@ -11,8 +13,16 @@ use proptest::prelude::*;
 const VALID: &str = r#"[{"id":"u1","profile":[{"title":"T","text":"X","rating":5,"pid":"p1"},{"title":"","text":"Y","rating":4.0,"pid":7}]},
 {"id":"u2","profile":[{"title":"A","text":"B","rating":1,"productAsin":"p1"}]}]"#;
 
+/// The shared data folder: `$PGRAPHRAG_DATA`, else `../shared/data` beside the checkout.
+fn data_dir() -> PathBuf {
+    match std::env::var_os("PGRAPHRAG_DATA") {
+        Some(v) if !v.is_empty() => PathBuf::from(v),
+        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
+    }
+}
+
 fn split_or_fail(ds: &str) -> pgraphrag_data::Split {
-    let p = pgraphrag_split_path(ds, "dev");
+    let p = pgraphrag_split_path(&data_dir(), ds, "dev");
     match load_split(&p) {
         Ok(s) => s,
         Err(e) => panic!(

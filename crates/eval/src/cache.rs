@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use pgraphrag_core::{GenParams, Generator, Prompt};
+use pgraphrag_store::sqlite::{self, Options, Schema};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -17,7 +18,7 @@ use crate::{Error, Result};
 /// Every [`put`](Self::put) is its own committed transaction in WAL mode with
 /// `synchronous = FULL`, so a crash, a `kill -9` or Ctrl-C loses no finished generation;
 /// a rerun finds them all. Several processes may share the file (SQLite's locking, with a
-/// 30 s busy timeout).
+/// 30 s busy timeout). The file is opened through [`pgraphrag_store::sqlite`].
 ///
 /// ```
 /// use pgraphrag_core::{GenParams, Prompt};
@@ -34,6 +35,24 @@ pub struct GenerationCache {
     path: PathBuf,
 }
 
+/// The generation cache's file: table `generations` keyed by [`GenerationCache::key`]
+/// (unchanged since the first version, so files written before the stamps are read).
+const SCHEMA: Schema<'static> = Schema {
+    kind: "generation cache",
+    // "PGgc"
+    application_id: 0x5047_6763,
+    version: 1,
+    ddl: "CREATE TABLE IF NOT EXISTS generations (
+              key      TEXT PRIMARY KEY,
+              model    TEXT NOT NULL,
+              prompt   TEXT NOT NULL,
+              params   TEXT NOT NULL,
+              output   TEXT NOT NULL,
+              seconds  REAL NOT NULL,
+              created  TEXT NOT NULL DEFAULT (datetime('now'))
+          );",
+};
+
 #[derive(Serialize)]
 struct KeyParts<'a> {
     model: &'a str,
@@ -43,57 +62,23 @@ struct KeyParts<'a> {
 
 impl GenerationCache {
     /// Opens (creating if needed, with its parent folders) the cache at `path`.
+    ///
+    /// A file of another kind (e.g. an embedding cache) or written by another schema
+    /// version is refused with [`Error::Store`] naming it.
     pub fn open(path: &Path) -> Result<Self> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
-        let conn = Connection::open(path).map_err(|source| Error::Cache {
+        let conn = sqlite::open(path, &SCHEMA, &Options::default())?;
+        Ok(GenerationCache {
+            conn: Mutex::new(conn),
             path: path.to_path_buf(),
-            source,
-        })?;
-        Self::init(conn, path.to_path_buf())
+        })
     }
 
     /// A cache that lives in memory only (for tests and one-off runs).
     pub fn in_memory() -> Result<Self> {
-        let path = PathBuf::from(":memory:");
-        let conn = Connection::open_in_memory().map_err(|source| Error::Cache {
-            path: path.clone(),
-            source,
-        })?;
-        Self::init(conn, path)
-    }
-
-    fn init(conn: Connection, path: PathBuf) -> Result<Self> {
-        let err = |source| Error::Cache {
-            path: path.clone(),
-            source,
-        };
-        conn.busy_timeout(std::time::Duration::from_secs(30))
-            .map_err(err)?;
-        // WAL: readers never block the writer; FULL: a committed row survives a crash.
-        let _mode: String = conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .map_err(err)?;
-        conn.execute_batch(
-            "PRAGMA synchronous=FULL;
-             CREATE TABLE IF NOT EXISTS generations (
-                 key      TEXT PRIMARY KEY,
-                 model    TEXT NOT NULL,
-                 prompt   TEXT NOT NULL,
-                 params   TEXT NOT NULL,
-                 output   TEXT NOT NULL,
-                 seconds  REAL NOT NULL,
-                 created  TEXT NOT NULL DEFAULT (datetime('now'))
-             );",
-        )
-        .map_err(err)?;
+        let conn = sqlite::open_in_memory(&SCHEMA, &Options::default())?;
         Ok(GenerationCache {
             conn: Mutex::new(conn),
-            path,
+            path: PathBuf::from(":memory:"),
         })
     }
 

@@ -15,6 +15,10 @@ pub enum Error {
         #[source]
         source: rusqlite::Error,
     },
+    /// A store file could not be opened (not SQLite, another kind of store, another schema
+    /// version, or no permission).
+    #[error(transparent)]
+    Store(Box<pgraphrag_store::Error>),
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {
@@ -35,6 +39,25 @@ pub enum Error {
         #[source]
         source: pgraphrag_core::Error,
     },
+    /// A split record has no target review.
+    #[error("record {record} (user {user_id:?}) has an empty profile")]
+    EmptyProfile {
+        /// Index of the record in the split.
+        record: usize,
+        /// Its user id.
+        user_id: String,
+    },
+    /// Ranking one user's profile failed.
+    #[error("ranking record {record} (user {user_id:?}): {source}")]
+    Ranking {
+        /// Index of the record in the split.
+        record: usize,
+        /// Its user id.
+        user_id: String,
+        /// The ranker's error.
+        #[source]
+        source: Box<pgraphrag_retrieval::Error>,
+    },
     /// A scorer failed.
     #[error("scoring {config}: {message}")]
     Scoring {
@@ -50,6 +73,12 @@ pub enum Error {
 
 /// `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<pgraphrag_store::Error> for Error {
+    fn from(e: pgraphrag_store::Error) -> Self {
+        Error::Store(Box::new(e))
+    }
+}
 
 impl From<Error> for pgraphrag_core::Error {
     fn from(e: Error) -> Self {

@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use pgraphrag_core::progress::{NoProgress, Progress};
 use pgraphrag_core::{GenParams, Generator, Prompt};
 use pgraphrag_prompt::pgraphrag::{
     Language, Mode, PromptBuilder, RankedProfile, Task, gpt_chat, llama3_raw,
@@ -170,8 +170,6 @@ pub struct Bench {
     pub params: GenParams,
     /// How prompts are wrapped for the model.
     pub wrapper: Wrapper,
-    /// Show a progress bar on stderr (hidden anyway when stderr is not a terminal).
-    pub progress: bool,
     /// Prompts handed to the generator at once ([`Generator::generate_batch`]); each batch's
     /// answers are in the cache before the next batch starts. Batching never changes an
     /// answer, only speed (the native GGUF engine decodes a batch together).
@@ -180,7 +178,7 @@ pub struct Bench {
 
 impl Bench {
     /// A bench for `task` over `configs`, English, [`Bench::default_params`] for the task,
-    /// the GPT chat wrapper, progress bar on.
+    /// the GPT chat wrapper, batches of 8.
     pub fn new(task: Task, configs: Vec<RunConfig>) -> Self {
         Bench {
             task,
@@ -188,7 +186,6 @@ impl Bench {
             configs,
             params: Self::default_params(task),
             wrapper: Wrapper::GptChat,
-            progress: true,
             batch: 8,
         }
     }
@@ -246,25 +243,79 @@ impl Bench {
 
     /// Runs the grid. Each distinct prompt is generated once; every finished generation is
     /// in the cache before the next starts, so an interrupted run loses nothing.
+    ///
+    /// `G` is any [`Generator`] (a concrete model, `Box<dyn Generator>`, `&dyn Generator`).
     pub fn run<G: Generator>(
         &self,
         profiles: &[RankedProfile],
         generator: &CachedGenerator<G>,
     ) -> Result<(Vec<ConfigOutputs>, RunStats)> {
+        self.run_with_progress(profiles, generator, &NoProgress)
+    }
+
+    /// [`Bench::run`], reporting the distinct prompts answered to `progress` (with a
+    /// "cached / generated" message after each).
+    pub fn run_with_progress<G: Generator>(
+        &self,
+        profiles: &[RankedProfile],
+        generator: &CachedGenerator<G>,
+        progress: &dyn Progress,
+    ) -> Result<(Vec<ConfigOutputs>, RunStats)> {
+        self.run_batches(profiles, progress, |chunk| {
+            generator.generate_cached_batch(chunk, &self.params)
+        })
+    }
+
+    /// Runs the grid on any generator without a cache: each distinct prompt is generated
+    /// once in this run (nothing is stored; [`RunStats::cache_hits`] is 0).
+    ///
+    /// ```
+    /// use pgraphrag_core::{GenParams, Generator, NoProgress, Prompt, Result};
+    /// use pgraphrag_eval::{Bench, pgraphrag_grid};
+    /// use pgraphrag_prompt::pgraphrag::{Mode, RankedProfile, Task};
+    /// struct Fixed;
+    /// impl Generator for Fixed {
+    ///     fn generate(&self, _: &Prompt, _: &GenParams) -> Result<String> { Ok("Rating: 4".into()) }
+    /// }
+    /// let g: Box<dyn Generator> = Box::new(Fixed);
+    /// let profiles = vec![RankedProfile { user_id: "u".into(), ..Default::default() }];
+    /// let bench = Bench::new(Task::Rating, pgraphrag_grid(&[Mode::None], &[1]));
+    /// let (outs, stats) = bench.run_uncached(&profiles, g.as_ref(), &NoProgress).unwrap();
+    /// assert_eq!(outs[0].outputs[0].output, "Rating: 4");
+    /// assert_eq!((stats.generated, stats.cache_hits), (1, 0));
+    /// ```
+    pub fn run_uncached<G: Generator + ?Sized>(
+        &self,
+        profiles: &[RankedProfile],
+        generator: &G,
+        progress: &dyn Progress,
+    ) -> Result<(Vec<ConfigOutputs>, RunStats)> {
+        self.run_batches(profiles, progress, |chunk| {
+            generator
+                .generate_batch(chunk, &self.params)
+                .into_iter()
+                .map(|r| {
+                    r.map(|s| (s, false)).map_err(|source| Error::Generation {
+                        user_id: String::new(),
+                        config: String::new(),
+                        source,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// The grid loop: `answer` turns one batch of distinct prompts into (output, from cache)
+    /// per prompt, in order.
+    fn run_batches(
+        &self,
+        profiles: &[RankedProfile],
+        progress: &dyn Progress,
+        mut answer: impl FnMut(&[Prompt]) -> Vec<Result<(String, bool)>>,
+    ) -> Result<(Vec<ConfigOutputs>, RunStats)> {
         let start = Instant::now();
         let (unique, map) = self.plan(profiles);
-        let bar = if self.progress {
-            let b = ProgressBar::new(unique.len() as u64);
-            b.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} prompts ({eta} left) {msg}",
-                )
-                .expect("static template"),
-            );
-            b
-        } else {
-            ProgressBar::hidden()
-        };
+        progress.start(unique.len() as u64, "prompts");
         // Who first needs each prompt, for error messages.
         let mut owner = vec![(0usize, 0usize); unique.len()];
         for (ci, users) in map.iter().enumerate().rev() {
@@ -276,18 +327,38 @@ impl Bench {
         let (mut hits, mut generated) = (0, 0);
         let mut pi = 0;
         for chunk in unique.chunks(self.batch.max(1)) {
-            for r in generator.generate_cached_batch(chunk, &self.params) {
-                let (out, hit) = r.map_err(|e| match e {
-                    Error::Generation { source, .. } => {
-                        let (ui, ci) = owner[pi];
-                        Error::Generation {
-                            user_id: profiles[ui].user_id.clone(),
-                            config: self.configs[ci].to_string(),
-                            source,
-                        }
+            let results = answer(chunk);
+            if results.len() != chunk.len() {
+                progress.finish();
+                let (ui, ci) = owner[pi];
+                return Err(Error::Generation {
+                    user_id: profiles[ui].user_id.clone(),
+                    config: self.configs[ci].to_string(),
+                    source: pgraphrag_core::Error::InvalidInput(format!(
+                        "the generator returned {} results for {} prompts",
+                        results.len(),
+                        chunk.len()
+                    )),
+                });
+            }
+            for r in results {
+                let (out, hit) = match r {
+                    Ok(x) => x,
+                    Err(e) => {
+                        progress.finish();
+                        return Err(match e {
+                            Error::Generation { source, .. } => {
+                                let (ui, ci) = owner[pi];
+                                Error::Generation {
+                                    user_id: profiles[ui].user_id.clone(),
+                                    config: self.configs[ci].to_string(),
+                                    source,
+                                }
+                            }
+                            other => other,
+                        });
                     }
-                    other => other,
-                })?;
+                };
                 if hit {
                     hits += 1;
                 } else {
@@ -295,11 +366,11 @@ impl Bench {
                 }
                 answers.push(out);
                 pi += 1;
-                bar.set_message(format!("{hits} cached, {generated} generated"));
-                bar.inc(1);
+                progress.message(&format!("{hits} cached, {generated} generated"));
+                progress.advance(1);
             }
         }
-        bar.finish_and_clear();
+        progress.finish();
         let outs = self
             .configs
             .iter()
@@ -365,10 +436,7 @@ mod tests {
                 random: Some(entry("r")),
             })
             .collect();
-        let bench = Bench {
-            progress: false,
-            ..Bench::new(Task::Title, pgraphrag_grid(&Mode::ALL, &[1, 2, 4]))
-        };
+        let bench = Bench::new(Task::Title, pgraphrag_grid(&Mode::ALL, &[1, 2, 4]));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.sqlite");
         let g = CachedGenerator::new(
@@ -401,16 +469,13 @@ mod tests {
                 Err(pgraphrag_core::Error::InvalidInput("boom".into()))
             }
         }
-        let bench = Bench {
-            progress: false,
-            ..Bench::new(
-                Task::Text,
-                vec![RunConfig {
-                    mode: Mode::None,
-                    k: 1,
-                }],
-            )
-        };
+        let bench = Bench::new(
+            Task::Text,
+            vec![RunConfig {
+                mode: Mode::None,
+                k: 1,
+            }],
+        );
         let profiles = vec![RankedProfile {
             user_id: "alice".into(),
             ..Default::default()
@@ -467,7 +532,6 @@ mod tests {
         let mut outs = Vec::new();
         for batch in [1, 3, 8, 100] {
             let bench = Bench {
-                progress: false,
                 batch,
                 ..Bench::new(Task::Title, pgraphrag_grid(&Mode::ALL, &[1, 2, 4]))
             };
@@ -489,7 +553,6 @@ mod tests {
         assert!(outs.windows(2).all(|w| w[0] == w[1]));
 
         let bench = Bench {
-            progress: false,
             batch: 100,
             ..Bench::new(Task::Title, pgraphrag_grid(&Mode::ALL, &[1, 2, 4]))
         };

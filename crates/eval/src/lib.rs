@@ -1,14 +1,20 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 //! # pgraphrag-eval
 //!
-//! Experiment grids for pgraphrag: PGraphRAG's (mode, k) grid run through a resumable,
-//! SQLite-cached generator, PGraphRAG's OUTPUT files, and results tables (Markdown/CSV/SVG).
+//! Experiment grids for pgraphrag: named recipes, whole-split ranking, PGraphRAG's (mode, k)
+//! grid run through a resumable, SQLite-cached generator, PGraphRAG's OUTPUT files, and
+//! results tables (Markdown/CSV/SVG).
 //!
+//! * [`Recipe`]: the released code's semantics ([`Recipe::ReleasedCode`]) or the library's
+//!   clean ones ([`Recipe::Clean`]), every preset (graph, ids, profile ranking, ties,
+//!   extraction) from one value.
+//! * [`rank_all`]: every user of a split ranked into ranking-file records.
 //! * [`GenerationCache`] / [`CachedGenerator`]: (model id, prompt, parameters) → output,
 //!   written after every generation (WAL, `synchronous=FULL`): a crash or Ctrl-C loses no
 //!   finished work and a rerun computes nothing twice.
 //! * [`pgraphrag_grid`], [`Bench`]: the grid of `master_generation.py` (`none` and `random`
-//!   at k = 1 only), identical prompts generated once, a progress bar.
+//!   at k = 1 only), identical prompts generated once, progress through a
+//!   [`pgraphrag_core::Progress`]; any [`pgraphrag_core::Generator`] (also `Box<dyn Generator>`).
 //! * [`RunName`], [`write_output_file`]: `OUTPUT-{ds}_{split}_{task}_{MODEL}_{ranker}-{mode}_k{k}.json`.
 //! * [`ResultsTable`], [`Scorer`], [`TextScorer`] (ROUGE-1/L, METEOR), [`RatingScorer`]
 //!   (MAE/RMSE): extraction, scores, tables (Markdown, CSV, and SVG bar charts with
@@ -24,12 +30,16 @@ mod error;
 mod grid;
 mod output;
 mod plot;
+pub mod rank;
+pub mod recipe;
 mod table;
 
 pub use cache::{CacheStats, CachedGenerator, GenerationCache};
 pub use error::{Error, Result};
 pub use grid::{Bench, ConfigOutputs, RunConfig, RunStats, UserOutput, Wrapper, pgraphrag_grid};
 pub use output::{RunName, python_json, read_output_file, write_atomic, write_output_file};
+pub use rank::{RankingSummary, rank_all, ranking_file_name};
+pub use recipe::Recipe;
 pub use table::{RatingParse, RatingScorer, ResultRow, ResultsTable, Scorer, TextScorer, gold};
 
 use pgraphrag_core::Entry;

@@ -2,7 +2,7 @@
 //! holding `[{"user_id": ..., "output": ...}]`, written as Python's
 //! `json.dump(results, f, indent=4)` writes them (4-space indent, non-ASCII escaped as
 //! `\uXXXX`), so the released `master_eval.py` reads them unchanged.
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -71,23 +71,26 @@ pub fn python_json<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<Strin
     pgraphrag_text::py::json_dumps(value, &pgraphrag_text::py::DumpOptions::indent(4))
 }
 
-/// Writes `path` atomically (a temporary file in the same folder, then a rename).
+/// Writes `path` atomically, creating its folder if needed: a temporary file in the same
+/// folder, fsynced, then renamed over `path` (see [`pgraphrag_data::write_atomic`]).
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// let p = dir.path().join("sub/results.md");
+/// pgraphrag_eval::write_atomic(&p, b"# results\n").unwrap();
+/// assert_eq!(std::fs::read(&p).unwrap(), b"# results\n");
+/// ```
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(io)?;
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
     }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, contents).map_err(|source| Error::Io {
-        path: tmp.clone(),
-        source,
-    })?;
-    std::fs::rename(&tmp, path).map_err(io)
+    pgraphrag_data::write_atomic(path, |w| w.write_all(contents)).map_err(|e| match e {
+        pgraphrag_data::Error::Io { path, source } => Error::Io { path, source },
+        other => Error::InvalidInput(other.to_string()),
+    })
 }
 
 /// Writes one OUTPUT file.

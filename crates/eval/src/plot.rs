@@ -26,52 +26,73 @@ impl ResultsTable {
     /// assert!(pgraphrag_eval::ResultsTable::from_csv("t", "mode_k,MAE\nboth_k1,x\n").is_err());
     /// ```
     pub fn from_csv(title: impl Into<String>, csv: &str) -> Result<Self> {
-        let mut lines = csv
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty());
-        let (h, header) = lines
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .trim(csv::Trim::All)
+            .from_reader(csv.as_bytes());
+        // The 1-based line of a record: the reader's position is where it started reading,
+        // before the blank lines it skips (and its line count leaves them out).
+        let bytes = csv.as_bytes();
+        let line_of = |pos: Option<&csv::Position>| {
+            pos.map_or(0, |p| {
+                let mut start = (p.byte() as usize).min(bytes.len());
+                while start < bytes.len() && matches!(bytes[start], b'\n' | b'\r') {
+                    start += 1;
+                }
+                1 + bytes[..start].iter().filter(|&&b| b == b'\n').count()
+            })
+        };
+        // Records with their 1-based line, blank lines skipped.
+        let mut records = reader.records().filter_map(|r| match r {
+            Ok(rec) if rec.iter().all(str::is_empty) => None,
+            Ok(rec) => Some(Ok((line_of(rec.position()), rec))),
+            Err(e) => Some(Err(Error::InvalidInput(format!(
+                "results CSV line {}: {e}",
+                line_of(e.position())
+            )))),
+        });
+        let (h, header) = records
             .next()
-            .ok_or_else(|| Error::InvalidInput("results CSV is empty".into()))?;
-        let mut head = header.split(',').map(str::trim);
+            .ok_or_else(|| Error::InvalidInput("results CSV is empty".into()))??;
+        let mut head = header.iter();
         if head.next() != Some("mode_k") {
             return Err(Error::InvalidInput(format!(
-                "results CSV line {}: expected a header starting with `mode_k`, found `{header}`",
-                h + 1
+                "results CSV line {h}: expected a header starting with `mode_k`, found `{}`",
+                header.iter().collect::<Vec<_>>().join(",")
             )));
         }
         let columns: Vec<String> = head.map(str::to_string).collect();
         if columns.is_empty() {
             return Err(Error::InvalidInput(format!(
-                "results CSV line {}: no metric columns after `mode_k`",
-                h + 1
+                "results CSV line {h}: no metric columns after `mode_k`"
             )));
         }
         let mut rows = Vec::new();
-        for (i, line) in lines {
-            let cells: Vec<&str> = line.split(',').map(str::trim).collect();
-            if cells.len() != columns.len() + 1 {
+        for r in records {
+            let (line, rec) = r?;
+            if rec.len() != columns.len() + 1 {
                 return Err(Error::InvalidInput(format!(
-                    "results CSV line {}: {} cells, expected {} (`{line}`)",
-                    i + 1,
-                    cells.len(),
-                    columns.len() + 1
+                    "results CSV line {line}: {} cells, expected {} (`{}`)",
+                    rec.len(),
+                    columns.len() + 1,
+                    rec.iter().collect::<Vec<_>>().join(",")
                 )));
             }
-            let values = cells[1..]
+            let values = rec
                 .iter()
-                .map(|c| match *c {
+                .skip(1)
+                .map(|c| match c {
                     "" | "nan" | "NaN" => Ok(f64::NAN),
                     c => c.parse::<f64>().map_err(|_| {
                         Error::InvalidInput(format!(
-                            "results CSV line {}: `{c}` is not a number",
-                            i + 1
+                            "results CSV line {line}: `{c}` is not a number"
                         ))
                     }),
                 })
                 .collect::<Result<Vec<_>>>()?;
             rows.push(ResultRow {
-                config: cells[0].to_string(),
+                config: rec[0].to_string(),
                 n: 0,
                 values,
                 unparsed: 0,
@@ -327,6 +348,8 @@ mod tests {
                 .contains("line 2: expected a header starting with `mode_k`"),
             "{e}"
         );
+        let e = ResultsTable::from_csv("x", "mode_k,MAE\n\n  \nboth_k1,x\n").unwrap_err();
+        assert!(e.to_string().contains("line 4: `x` is not a number"), "{e}");
         assert!(ResultsTable::from_csv("x", "").is_err());
         assert!(ResultsTable::from_csv("x", "mode_k\n").is_err());
     }

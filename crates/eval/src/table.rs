@@ -256,20 +256,19 @@ impl ResultsTable {
     /// CSV with `master_eval.py`'s header (`mode_k,ROUGE-1,ROUGE-L,METEOR`, or
     /// `mode_k,MAE,RMSE`) and values rounded to three decimals.
     pub fn to_csv(&self) -> String {
-        let mut s = String::from("mode_k");
-        for c in &self.columns {
-            s.push(',');
-            s.push_str(c);
-        }
-        s.push('\n');
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        let header = std::iter::once("mode_k").chain(self.columns.iter().map(String::as_str));
+        // Writing to a Vec cannot fail.
+        let _ = w.write_record(header);
         for r in &self.rows {
-            s.push_str(&r.config);
-            for v in &r.values {
-                s.push_str(&format!(",{}", round3(*v)));
-            }
-            s.push('\n');
+            let cells =
+                std::iter::once(r.config.clone()).chain(r.values.iter().map(|v| round3(*v)));
+            let _ = w.write_record(cells);
         }
-        s
+        let bytes = w.into_inner().unwrap_or_default();
+        String::from_utf8(bytes).unwrap_or_default()
     }
 }
 

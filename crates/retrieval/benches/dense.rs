@@ -111,7 +111,7 @@ fn main() {
             })
             .collect();
         let doc_refs: Vec<&str> = all_docs.iter().map(String::as_str).collect();
-        r.warm(&doc_refs, false).expect("warm documents");
+        r.warm(&doc_refs, &()).expect("warm documents");
         let avg_docs =
             cases.iter().map(|c| c.1.len()).sum::<usize>() as f64 / cases.len().max(1) as f64;
         println!("query_cases={} avg_docs={avg_docs:.1}", cases.len());
@@ -133,7 +133,7 @@ fn main() {
         time_all("query_with_encoding");
         // (a) the query vectors are cached too: scoring every document and the top 5 only.
         let q_refs: Vec<&str> = cases.iter().map(|c| c.0.as_str()).collect();
-        r.warm_queries(&q_refs, false).expect("warm queries");
+        r.warm_queries(&q_refs, &()).expect("warm queries");
         time_all("query_cached");
     }
 }

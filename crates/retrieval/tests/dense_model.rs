@@ -317,10 +317,10 @@ fn cache_encodes_once_and_survives_reopening() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("emb.sqlite");
     let texts = ["first review", "second review", "first review", ""];
-    let fresh = encode_corpus(enc, None, &texts, Pooling::Mean, false).unwrap();
+    let fresh = encode_corpus(enc, None, &texts, Pooling::Mean, &()).unwrap();
     {
         let cache = EmbeddingCache::open(&path).unwrap();
-        let a = encode_corpus(enc, Some(&cache), &texts, Pooling::Mean, false).unwrap();
+        let a = encode_corpus(enc, Some(&cache), &texts, Pooling::Mean, &()).unwrap();
         assert_eq!(a, fresh);
         assert_eq!(cache.len().unwrap(), 3); // duplicates stored once
     }
@@ -487,12 +487,12 @@ fn warmed_vectors_score_like_encoding_on_demand() {
     let queries = ["how long does the battery last", "dirty room", ""];
     let cold = DenseRetriever::load(&model_dir()).unwrap();
     let warm = DenseRetriever::load(&model_dir()).unwrap();
-    warm.warm(&docs, false).unwrap();
+    warm.warm(&docs, &()).unwrap();
     assert_eq!(warm.warmed(), docs.len());
-    warm.warm_queries(&queries, false).unwrap();
+    warm.warm_queries(&queries, &()).unwrap();
     // Mean pooling on both sides: a query equal to a document ("") shares its vector.
     assert_eq!(warm.warmed(), docs.len() + queries.len() - 1);
-    warm.warm(&docs, false).unwrap(); // already warm: nothing added
+    warm.warm(&docs, &()).unwrap(); // already warm: nothing added
     assert_eq!(warm.warmed(), docs.len() + queries.len() - 1);
     for q in queries {
         let a = cold.scores(q, &docs).unwrap();

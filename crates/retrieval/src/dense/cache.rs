@@ -1,10 +1,12 @@
 //! [`EmbeddingCache`]: embeddings persisted in SQLite, keyed by model and text, so a corpus
-//! is encoded once; and [`encode_corpus`], whole-corpus encoding through the cache with a
-//! progress bar.
+//! is encoded once; and [`encode_corpus`], whole-corpus encoding through the cache, reporting
+//! to a [`Progress`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use pgraphrag_core::progress::Progress;
+use pgraphrag_store::sqlite::{self, Options, Schema, Synchronous};
 use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
@@ -31,62 +33,60 @@ pub struct EmbeddingCache {
     path: PathBuf,
 }
 
+/// The embedding cache's file: table `embeddings` keyed by (model key, sha256 of the text),
+/// unchanged since the first version, so files written before the stamps are read.
+const SCHEMA: Schema<'static> = Schema {
+    kind: "embedding cache",
+    // "PGec"
+    application_id: 0x5047_6563,
+    version: 1,
+    ddl: "CREATE TABLE IF NOT EXISTS embeddings (
+              model TEXT NOT NULL,
+              text_sha256 BLOB NOT NULL,
+              dim INTEGER NOT NULL,
+              vec BLOB NOT NULL,
+              PRIMARY KEY (model, text_sha256)
+          ) WITHOUT ROWID;",
+};
+
+/// Every batch is one transaction; `NORMAL` in WAL mode loses at most the last batches on a
+/// power cut, never the file.
+const OPTIONS: Options = Options {
+    synchronous: Synchronous::Normal,
+    busy_timeout: std::time::Duration::from_secs(30),
+};
+
+fn store_err(path: &Path, e: pgraphrag_store::Error) -> Error {
+    Error::Cache {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
 /// The sha256 of a text, the text part of a cache key.
 pub fn text_key(text: &str) -> [u8; 32] {
     Sha256::digest(text.as_bytes()).into()
 }
 
 impl EmbeddingCache {
-    /// Opens (creating if needed) the cache file at `path`.
+    /// Opens (creating if needed, with its parent folders) the cache file at `path`
+    /// (through [`pgraphrag_store::sqlite`]: WAL, `synchronous = NORMAL`, busy timeout; a file
+    /// of another kind or schema version is refused with an error naming it).
     pub fn open(path: &Path) -> Result<Self> {
-        if let Some(parent) = path.parent()
-            && !parent.as_os_str().is_empty()
-        {
-            std::fs::create_dir_all(parent).map_err(|e| Error::Cache {
-                path: path.to_path_buf(),
-                message: format!("cannot create the folder: {e}"),
-            })?;
-        }
-        let conn = Connection::open(path).map_err(|e| Error::Cache {
+        let conn = sqlite::open(path, &SCHEMA, &OPTIONS).map_err(|e| store_err(path, e))?;
+        Ok(EmbeddingCache {
+            conn: Mutex::new(conn),
             path: path.to_path_buf(),
-            message: format!("cannot open: {e}"),
-        })?;
-        Self::init(conn, path.to_path_buf(), true)
+        })
     }
 
     /// A cache in memory only (for tests and one-off runs).
     pub fn in_memory() -> Result<Self> {
-        let conn = Connection::open_in_memory().map_err(|e| Error::Cache {
-            path: ":memory:".into(),
-            message: e.to_string(),
-        })?;
-        Self::init(conn, ":memory:".into(), false)
-    }
-
-    fn init(conn: Connection, path: PathBuf, wal: bool) -> Result<Self> {
-        let err = |e: rusqlite::Error| Error::Cache {
-            path: path.clone(),
-            message: format!("{e} (is it an embedding cache written by pgraphrag?)"),
-        };
-        if wal {
-            conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
-                .map_err(err)?;
-            conn.pragma_update(None, "synchronous", "NORMAL")
-                .map_err(err)?;
-        }
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS embeddings (
-                model TEXT NOT NULL,
-                text_sha256 BLOB NOT NULL,
-                dim INTEGER NOT NULL,
-                vec BLOB NOT NULL,
-                PRIMARY KEY (model, text_sha256)
-            ) WITHOUT ROWID;",
-        )
-        .map_err(err)?;
+        let path = Path::new(":memory:");
+        let conn = sqlite::open_in_memory(&SCHEMA, &OPTIONS).map_err(|e| store_err(path, e))?;
         Ok(EmbeddingCache {
             conn: Mutex::new(conn),
-            path,
+            path: path.to_path_buf(),
         })
     }
 
@@ -184,8 +184,8 @@ impl EmbeddingCache {
 }
 
 /// Encodes `texts` with `pooling` (raw, never normalised), reading what `cache` already
-/// holds and writing what it lacks, `chunk` texts per cache transaction; a progress bar on
-/// stderr when `progress` is true. Duplicate texts are encoded once. Returns one row per
+/// holds and writing what it lacks, `chunk` texts per cache transaction, reporting the texts
+/// encoded to `progress` (pass `&()` for none). Duplicate texts are encoded once. Returns one row per
 /// text, in order.
 ///
 /// This is the whole-split entry point: interrupting it loses at most one chunk.
@@ -194,7 +194,7 @@ pub fn encode_corpus(
     cache: Option<&EmbeddingCache>,
     texts: &[&str],
     pooling: Pooling,
-    progress: bool,
+    progress: &dyn Progress,
 ) -> Result<pgraphrag_core::Embeddings> {
     let dim = encoder.dim();
     let mut out = vec![0f32; texts.len() * dim];
@@ -230,18 +230,9 @@ pub fn encode_corpus(
     // Longest first, so each chunk (and each batch within it, which the encoder sorts by
     // token count) holds texts of similar length and padding stays minimal.
     missing.sort_by_key(|&i| std::cmp::Reverse(uniq[i].len()));
-    let bar = if progress && !missing.is_empty() {
-        let b = indicatif::ProgressBar::new(missing.len() as u64);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{msg} {bar:40} {pos}/{len} texts [{elapsed_precise} < {eta_precise}, {per_sec}]",
-        ) {
-            b.set_style(style);
-        }
-        b.set_message("encoding");
-        Some(b)
-    } else {
-        None
-    };
+    if !missing.is_empty() {
+        progress.start(missing.len() as u64, "texts");
+    }
     let key = match cache {
         Some(_) => Some(EmbeddingCache::model_key(encoder, pooling)?),
         None => None,
@@ -261,12 +252,10 @@ pub fn encode_corpus(
         for (r, &i) in ids.iter().enumerate() {
             vecs[i] = Some(e.row(r).to_vec());
         }
-        if let Some(b) = &bar {
-            b.inc(ids.len() as u64);
-        }
+        progress.advance(ids.len() as u64);
     }
-    if let Some(b) = bar {
-        b.finish_and_clear();
+    if !missing.is_empty() {
+        progress.finish();
     }
     for (i, s) in slot.iter().enumerate() {
         if let Some(v) = &vecs[*s] {

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
+use pgraphrag_core::progress::Progress;
 use pgraphrag_core::{Scored, TieOrder};
 
 use super::cache::{EmbeddingCache, encode_corpus, text_key};
@@ -224,19 +225,19 @@ impl DenseRetriever {
     }
 
     /// Embeds documents (document pooling, through the cache) in length-sorted batches and
-    /// keeps their vectors in memory, with a progress bar when `progress` is true: call it
+    /// keeps their vectors in memory, reporting to `progress` (`&()` for none): call it
     /// once on a whole split so later [`rank`] calls only encode their query (or nothing,
     /// after [`DenseRetriever::warm_queries`]).
     ///
     /// [`rank`]: pgraphrag_core::Retriever::rank
-    pub fn warm(&self, docs: &[&str], progress: bool) -> Result<()> {
+    pub fn warm(&self, docs: &[&str], progress: &dyn Progress) -> Result<()> {
         self.warm_with(docs, self.opts.doc_pooling, progress)
     }
 
     /// Embeds queries (query pooling, through the cache) in length-sorted batches and keeps
     /// their vectors in memory, like [`DenseRetriever::warm`] does for documents. Batching
     /// the queries of a whole split is several times faster than encoding them one by one.
-    pub fn warm_queries(&self, queries: &[&str], progress: bool) -> Result<()> {
+    pub fn warm_queries(&self, queries: &[&str], progress: &dyn Progress) -> Result<()> {
         self.warm_with(queries, self.opts.query_pooling, progress)
     }
 
@@ -253,7 +254,7 @@ impl DenseRetriever {
         }
     }
 
-    fn warm_with(&self, texts: &[&str], pooling: Pooling, progress: bool) -> Result<()> {
+    fn warm_with(&self, texts: &[&str], pooling: Pooling, progress: &dyn Progress) -> Result<()> {
         let todo: Vec<&str> = {
             let memo = self.memo_read()?;
             texts
@@ -299,7 +300,7 @@ impl DenseRetriever {
         }
         if !missing.is_empty() {
             let todo: Vec<&str> = missing.iter().map(|&i| texts[i]).collect();
-            let e = encode_corpus(&self.encoder, self.cache.as_ref(), &todo, pooling, false)?;
+            let e = encode_corpus(&self.encoder, self.cache.as_ref(), &todo, pooling, &())?;
             for (r, &i) in missing.iter().enumerate() {
                 out[i * dim..(i + 1) * dim].copy_from_slice(e.row(r));
             }

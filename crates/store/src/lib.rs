@@ -1,0 +1,23 @@
+//! # pgraphrag-store
+//!
+//! Persistent stores of the pgraphrag workspace. Today: [`sqlite`], the one place where a
+//! SQLite file is opened (pragmas, WAL, busy timeout, and a check that the file holds the
+//! kind and schema version the caller expects). The generation cache of `pgraphrag-eval`
+//! and the embedding cache of `pgraphrag-retrieval` both open their files through it.
+//!
+//! ```
+//! use pgraphrag_store::sqlite::{Schema, open_in_memory};
+//! let schema = Schema {
+//!     kind: "notes",
+//!     application_id: 0x4e4f_5445,
+//!     version: 1,
+//!     ddl: "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL);",
+//! };
+//! let conn = open_in_memory(&schema, &Default::default()).unwrap();
+//! conn.execute("INSERT INTO notes (body) VALUES ('hi')", []).unwrap();
+//! ```
+#![deny(missing_docs)]
+
+pub mod sqlite;
+
+pub use sqlite::{Error, Result};

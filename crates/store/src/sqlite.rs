@@ -1,0 +1,291 @@
+//! One SQLite setup for every pgraphrag store.
+//!
+//! [`open`] creates the parent folders, opens the file, sets the busy timeout, WAL journal
+//! mode and the `synchronous` level, then checks the file's identity before creating the
+//! tables:
+//!
+//! * `PRAGMA application_id` names the kind of store ([`Schema::application_id`]); a file
+//!   of another kind (say, an embedding cache passed as a generation cache) is refused with
+//!   [`Error::WrongKind`].
+//! * `PRAGMA user_version` is the schema version ([`Schema::version`]); a file written by
+//!   another version is refused with [`Error::SchemaVersion`].
+//!
+//! Files written before these stamps existed have both at 0: they are adopted (the schema's
+//! `CREATE TABLE IF NOT EXISTS` statements leave their tables as they are) and stamped.
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+/// Errors of opening a store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The folder of the file could not be created.
+    #[error("{kind} {path}: cannot create its folder: {source}")]
+    Io {
+        /// What store (e.g. `generation cache`).
+        kind: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// SQLite failed while opening or setting up the file.
+    #[error(
+        "{kind} {path}: {source} (is it a {kind} written by pgraphrag? check permissions and free disk space)"
+    )]
+    Sqlite {
+        /// What store.
+        kind: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The SQLite error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The file is a SQLite database of another kind.
+    #[error(
+        "{path}: not a {kind} (its application id is {found:#010x}, a {kind} has {expected:#010x}); pass the right file"
+    )]
+    WrongKind {
+        /// What store was expected.
+        kind: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The file's `application_id`.
+        found: i32,
+        /// The expected `application_id`.
+        expected: i32,
+    },
+    /// The file was written with another schema version.
+    #[error(
+        "{kind} {path}: written with schema version {found}, this build reads version {expected}; delete the file to start afresh or use the matching pgraphrag version"
+    )]
+    SchemaVersion {
+        /// What store.
+        kind: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The file's `user_version`.
+        found: i32,
+        /// The version this build reads and writes.
+        expected: i32,
+    },
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What a store's file holds: its kind, identity stamp, schema version and tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Schema<'a> {
+    /// A human name of the store, used in errors (e.g. `generation cache`).
+    pub kind: &'static str,
+    /// The `PRAGMA application_id` stamped into the file (non-zero, one per kind of store).
+    pub application_id: i32,
+    /// The schema version (`PRAGMA user_version`, at least 1).
+    pub version: i32,
+    /// The statements that create the tables (`CREATE TABLE IF NOT EXISTS ...`), run on
+    /// every open.
+    pub ddl: &'a str,
+}
+
+/// SQLite's `synchronous` level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Synchronous {
+    /// `NORMAL`: in WAL mode a crash may lose the last transactions but never corrupts.
+    Normal,
+    /// `FULL`: every committed transaction survives a crash or power loss. The default.
+    #[default]
+    Full,
+}
+
+/// How a store file is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// The `synchronous` level.
+    pub synchronous: Synchronous,
+    /// How long a writer waits for another process's lock.
+    pub busy_timeout: Duration,
+}
+
+impl Default for Options {
+    /// `synchronous = FULL`, 30 s busy timeout.
+    fn default() -> Self {
+        Options {
+            synchronous: Synchronous::Full,
+            busy_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Opens (creating if needed, with its parent folders) the store file at `path`: busy
+/// timeout, WAL, `synchronous`, kind and version checks, then `schema.ddl`.
+///
+/// ```
+/// use pgraphrag_store::sqlite::{Error, Options, Schema, open};
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("sub/store.sqlite");
+/// let v1 = Schema { kind: "store", application_id: 7, version: 1,
+///                   ddl: "CREATE TABLE IF NOT EXISTS t (x INTEGER);" };
+/// drop(open(&path, &v1, &Options::default()).unwrap());
+/// let v2 = Schema { version: 2, ..v1 };
+/// assert!(matches!(open(&path, &v2, &Options::default()), Err(Error::SchemaVersion { found: 1, expected: 2, .. })));
+/// let other = Schema { application_id: 8, ..v1 };
+/// assert!(matches!(open(&path, &other, &Options::default()), Err(Error::WrongKind { .. })));
+/// ```
+pub fn open(path: &Path, schema: &Schema<'_>, options: &Options) -> Result<Connection> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+            kind: schema.kind,
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    let conn = Connection::open(path).map_err(sqlite_err(schema, path))?;
+    setup(conn, path, schema, options, true)
+}
+
+/// A store in memory only (no WAL; same checks and tables), for tests and one-off runs.
+pub fn open_in_memory(schema: &Schema<'_>, options: &Options) -> Result<Connection> {
+    let path = Path::new(":memory:");
+    let conn = Connection::open_in_memory().map_err(sqlite_err(schema, path))?;
+    setup(conn, path, schema, options, false)
+}
+
+fn sqlite_err<'p>(schema: &Schema<'_>, path: &'p Path) -> impl Fn(rusqlite::Error) -> Error + 'p {
+    let kind = schema.kind;
+    move |source| Error::Sqlite {
+        kind,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn setup(
+    conn: Connection,
+    path: &Path,
+    schema: &Schema<'_>,
+    options: &Options,
+    wal: bool,
+) -> Result<Connection> {
+    let err = sqlite_err(schema, path);
+    conn.busy_timeout(options.busy_timeout).map_err(&err)?;
+    if wal {
+        // WAL: readers never block the writer.
+        conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
+            .map_err(&err)?;
+    }
+    let sync = match options.synchronous {
+        Synchronous::Normal => "NORMAL",
+        Synchronous::Full => "FULL",
+    };
+    conn.pragma_update(None, "synchronous", sync)
+        .map_err(&err)?;
+    let app: i32 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .map_err(&err)?;
+    let version: i32 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(&err)?;
+    if app != 0 && app != schema.application_id {
+        return Err(Error::WrongKind {
+            kind: schema.kind,
+            path: path.to_path_buf(),
+            found: app,
+            expected: schema.application_id,
+        });
+    }
+    if version != 0 && version != schema.version {
+        return Err(Error::SchemaVersion {
+            kind: schema.kind,
+            path: path.to_path_buf(),
+            found: version,
+            expected: schema.version,
+        });
+    }
+    conn.execute_batch(schema.ddl).map_err(&err)?;
+    if app == 0 || version == 0 {
+        // A new file, or one written before the stamps existed: stamp it.
+        conn.pragma_update(None, "application_id", schema.application_id)
+            .map_err(&err)?;
+        conn.pragma_update(None, "user_version", schema.version)
+            .map_err(&err)?;
+    }
+    Ok(conn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Schema<'static> = Schema {
+        kind: "test store",
+        application_id: 0x7067_0001,
+        version: 1,
+        ddl: "CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v TEXT NOT NULL);",
+    };
+
+    #[test]
+    fn legacy_files_are_adopted_and_keep_their_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite");
+        {
+            // As the caches wrote files before the stamps: no application id, version 0.
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(S.ddl).unwrap();
+            c.execute("INSERT INTO t VALUES ('a', 'b')", []).unwrap();
+        }
+        let c = open(&path, &S, &Options::default()).unwrap();
+        let v: String = c.query_row("SELECT v FROM t", [], |r| r.get(0)).unwrap();
+        assert_eq!(v, "b");
+        let app: i32 = c
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(app, S.application_id);
+        let mode: String = c
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+    }
+
+    #[test]
+    fn errors_name_the_file_and_both_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        drop(open(&path, &S, &Options::default()).unwrap());
+        let e = open(&path, &Schema { version: 3, ..S }, &Options::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("s.sqlite") && e.contains("version 1") && e.contains("version 3"),
+            "{e}"
+        );
+        let e = open(
+            &path,
+            &Schema {
+                application_id: 5,
+                ..S
+            },
+            &Options::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("not a test store"), "{e}");
+    }
+
+    #[test]
+    fn not_a_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.sqlite");
+        std::fs::write(
+            &path,
+            "this is not sqlite, just some text that is long enough",
+        )
+        .unwrap();
+        let e = open(&path, &S, &Options::default()).unwrap_err();
+        assert!(matches!(e, Error::Sqlite { .. }), "{e}");
+    }
+}
