@@ -280,6 +280,7 @@ fn gguf_reader_agrees_with_candle() {
     let mut f = std::fs::File::open(&path).unwrap();
     let len = f.metadata().unwrap().len();
     let ours = GgufFile::read(&mut f, len).unwrap();
+    std::io::Seek::rewind(&mut f).unwrap();
     let theirs = Content::read(&mut f).unwrap();
     assert_eq!(ours.data_offset, theirs.tensor_data_offset);
     assert_eq!(ours.metadata.len(), theirs.metadata.len());
