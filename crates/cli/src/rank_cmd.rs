@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::ValueEnum;
 use pgraphrag_core::Progress;
-use pgraphrag_data::{IdPolicy, RankingRecord, Split, load_split, write_rankings};
+use pgraphrag_data::{IdPolicy, RankingRecord, Split, write_rankings};
 use pgraphrag_eval::{RankingSummary, Recipe, rank_all, ranking_file_name};
 use pgraphrag_graph::UserItemGraph;
 use pgraphrag_retrieval::profile::{
@@ -19,7 +19,7 @@ use pgraphrag_retrieval::profile::{
 };
 use pgraphrag_retrieval::sparse::{Bm25Lucene, NoRetriever, PgraphragTokenizer, RandomRetriever};
 
-use crate::error::{OrUsage, usage};
+use crate::error::usage;
 use crate::progress::Bar;
 
 /// The retriever.
@@ -76,7 +76,7 @@ pub struct Args {
     /// sharing the loaded split, the graph and the tokens (BM25 tasks run in parallel); --out
     /// is then a folder that receives `RANKING-<split file stem>_<task>_<retriever>.json` per
     /// task (task as the notebook names it: reviewText, reviewTitle, reviewRating).
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(long, value_delimiter = ',', required = true, value_parser = crate::args::task())]
     pub task: Vec<Task>,
     /// The retriever.
     #[arg(long, value_enum, default_value = "bm25")]
@@ -142,14 +142,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         )));
     }
     let t0 = Instant::now();
-    let split = load_split(&args.split)
-        .with_context(|| {
-            format!(
-                "loading the split {} (pass a PGraphRAG split such as $PGRAPHRAG_DATA/pgraphrag/amazon_dev.json)",
-                args.split.display()
-            )
-        })
-        .or_usage()?;
+    let split = crate::args::load_split(&args.split)?;
     let recipe = if args.clean {
         Recipe::Clean
     } else {

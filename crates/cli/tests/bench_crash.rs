@@ -217,6 +217,115 @@ fn killed_run_loses_nothing_and_rerun_computes_nothing_twice() {
     assert!(svg.starts_with("<svg") && svg.contains("MAE (lower is better)"));
 }
 
+/// The journal's `stored <key>` lines.
+fn journal_keys(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.strip_prefix("stored ").map(str::to_string))
+        .collect()
+}
+
+/// One batch holds every prompt (the default `--batch 32`), so any kill after the first answer
+/// is a kill in the middle of a batch: every answer that had finished must be in the cache.
+const MID_BATCH_ARGS: &[&str] = &[
+    "--task",
+    "title",
+    "--limit",
+    "3",
+    "--modes",
+    "none,user,neighbor,both",
+    "--ks",
+    "1,2",
+];
+
+#[test]
+fn killed_mid_batch_keeps_every_finished_answer() {
+    // Several kill points: right after the first answer and at seeded delays after it.
+    for seed in [1u64, 2, 3] {
+        let dir = Scratch::new(&format!("midbatch{seed}"));
+        let out = dir.path().join("run");
+        std::fs::create_dir_all(&out).unwrap();
+        let journal = dir.path().join("journal.log");
+        let mut args: Vec<&str> = MID_BATCH_ARGS.to_vec();
+        let jarg = journal.to_string_lossy().into_owned();
+        args.extend(["--journal", jarg.as_str()]);
+        let mut child = bench_cmd(&out, &args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while journal_keys(&journal).is_empty() {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("seed {seed}: bench exited ({status}) before its first answer");
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(300),
+                "no answer within 300 s"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // A seeded delay of 0 to ~1.2 s after the first answer (splitmix64 of the seed).
+        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        let delay = if seed == 1 { 0 } else { (z ^ (z >> 31)) % 1200 };
+        std::thread::sleep(Duration::from_millis(delay));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let finished = journal_keys(&journal);
+        let before = rows(&out);
+        for k in &finished {
+            assert!(
+                before.contains_key(k),
+                "seed {seed}: a finished answer is missing from the cache"
+            );
+        }
+        // Each journal line is written right after its commit: at most the one answer being
+        // journalled at the kill can be in the cache without its line.
+        assert!(
+            before.len() <= finished.len() + 1,
+            "seed {seed}: {} rows but {} journal lines",
+            before.len(),
+            finished.len()
+        );
+
+        let s2 = run_to_end(&out, MID_BATCH_ARGS);
+        let unique = s2["unique_prompts"].as_u64().unwrap() as usize;
+        assert!(
+            before.len() < unique,
+            "seed {seed}: the run finished before the kill"
+        );
+        assert_eq!(
+            s2["cache_hits"].as_u64().unwrap() as usize,
+            before.len(),
+            "seed {seed}"
+        );
+        assert_eq!(
+            s2["generated"].as_u64().unwrap() as usize,
+            unique - before.len(),
+            "seed {seed}: an answer was generated twice"
+        );
+        let after = rows(&out);
+        assert_eq!(after.len(), unique);
+        for (k, v) in &before {
+            assert_eq!(
+                after.get(k),
+                Some(v),
+                "seed {seed}: a finished answer changed"
+            );
+        }
+        eprintln!(
+            "seed {seed}: killed {delay} ms after the first answer with {} of {unique} finished \
+             ({} journalled); the rerun generated {}",
+            before.len(),
+            finished.len(),
+            unique - before.len()
+        );
+    }
+}
+
 #[test]
 fn same_seed_same_outputs() {
     let dir = Scratch::new("seed");

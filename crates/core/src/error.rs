@@ -9,7 +9,7 @@ pub enum Error {
     #[error("invalid input: {0}")]
     InvalidInput(String),
     /// Reading or writing a file failed.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         /// The file involved.
         path: PathBuf,

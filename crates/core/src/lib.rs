@@ -118,6 +118,38 @@ pub trait Generator {
     fn generate_batch(&self, prompts: &[Prompt], params: &GenParams) -> Vec<Result<String>> {
         prompts.iter().map(|p| self.generate(p, params)).collect()
     }
+
+    /// Like [`Generator::generate_batch`], but hands each prompt's result to
+    /// `done(index, result)` as soon as it is ready, so that a caller (a cache, a store) can make
+    /// every finished answer durable before the rest of the batch is done. Each index is
+    /// reported exactly once, in any order, with what `generate_batch` returns for it. The
+    /// default runs `generate_batch` and then reports in order; backends that finish sequences
+    /// one at a time (the native GGUF engine's continuous batching) override it.
+    ///
+    /// ```
+    /// use pgraphrag_core::{GenParams, Generator, Prompt, Result};
+    /// struct Upper;
+    /// impl Generator for Upper {
+    ///     fn generate(&self, p: &Prompt, _: &GenParams) -> Result<String> {
+    ///         Ok(p.messages()[0].content.to_uppercase())
+    ///     }
+    /// }
+    /// let mut seen = Vec::new();
+    /// Upper.generate_batch_each(&[Prompt::user("a"), Prompt::user("b")], &GenParams::default(), &mut |i, r| {
+    ///     seen.push((i, r.unwrap()));
+    /// });
+    /// assert_eq!(seen, [(0, "A".to_string()), (1, "B".to_string())]);
+    /// ```
+    fn generate_batch_each(
+        &self,
+        prompts: &[Prompt],
+        params: &GenParams,
+        done: &mut (dyn FnMut(usize, Result<String>) + Send),
+    ) {
+        for (i, r) in self.generate_batch(prompts, params).into_iter().enumerate() {
+            done(i, r);
+        }
+    }
 }
 
 /// Scores one prediction against one reference; returns named scores (e.g. `rouge1`).
@@ -159,6 +191,14 @@ impl<T: Generator + ?Sized> Generator for &T {
     fn generate_batch(&self, prompts: &[Prompt], params: &GenParams) -> Vec<Result<String>> {
         (**self).generate_batch(prompts, params)
     }
+    fn generate_batch_each(
+        &self,
+        prompts: &[Prompt],
+        params: &GenParams,
+        done: &mut (dyn FnMut(usize, Result<String>) + Send),
+    ) {
+        (**self).generate_batch_each(prompts, params, done)
+    }
 }
 impl<T: Generator + ?Sized> Generator for Box<T> {
     fn generate(&self, prompt: &Prompt, params: &GenParams) -> Result<String> {
@@ -166,5 +206,13 @@ impl<T: Generator + ?Sized> Generator for Box<T> {
     }
     fn generate_batch(&self, prompts: &[Prompt], params: &GenParams) -> Vec<Result<String>> {
         (**self).generate_batch(prompts, params)
+    }
+    fn generate_batch_each(
+        &self,
+        prompts: &[Prompt],
+        params: &GenParams,
+        done: &mut (dyn FnMut(usize, Result<String>) + Send),
+    ) {
+        (**self).generate_batch_each(prompts, params, done)
     }
 }

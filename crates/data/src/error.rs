@@ -7,9 +7,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// The file could not be read or written.
-    #[error(
-        "{path}: {source} (set PGRAPHRAG_DATA to the folder holding the shared data, or check the path)"
-    )]
+    #[error("cannot read or write {path} (check the path)")]
     Io {
         /// The file.
         path: PathBuf,

@@ -91,7 +91,7 @@ fn missing_file_says_what_to_do() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("/nonexistent/x.json") && e.contains("PGRAPHRAG_DATA"),
+        e.contains("/nonexistent/x.json") && e.contains("check the path"),
         "{e}"
     );
 }

@@ -204,7 +204,11 @@ pub struct CachedGenerator<G> {
     cache: GenerationCache,
     hits: AtomicUsize,
     generated: AtomicUsize,
+    on_stored: Option<OnStored>,
 }
+
+/// Called with the cache key of each answer right after it is committed.
+type OnStored = Box<dyn Fn(&str) + Send + Sync>;
 
 impl<G: Generator> CachedGenerator<G> {
     /// Wraps `inner`, identified in the cache as `model_id` (use something that changes
@@ -216,7 +220,43 @@ impl<G: Generator> CachedGenerator<G> {
             cache,
             hits: AtomicUsize::new(0),
             generated: AtomicUsize::new(0),
+            on_stored: None,
         }
+    }
+
+    /// Calls `f(cache key)` right after each newly generated answer is committed to the cache
+    /// (a journal of finished work: the CLI's `bench --journal` appends one line per answer).
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use pgraphrag_core::{GenParams, Generator, Prompt, Result};
+    /// use pgraphrag_eval::{CachedGenerator, GenerationCache};
+    /// struct Echo;
+    /// impl Generator for Echo {
+    ///     fn generate(&self, p: &Prompt, _: &GenParams) -> Result<String> { Ok(p.messages()[0].content.clone()) }
+    /// }
+    /// let keys = Arc::new(Mutex::new(Vec::new()));
+    /// let k2 = keys.clone();
+    /// let g = CachedGenerator::new(Echo, "echo", GenerationCache::in_memory().unwrap())
+    ///     .with_on_stored(move |k| k2.lock().unwrap().push(k.to_string()));
+    /// let prompts = [Prompt::user("a"), Prompt::user("b")];
+    /// g.generate_batch(&prompts, &GenParams::default());
+    /// g.generate_batch(&prompts, &GenParams::default()); // from the cache: nothing stored
+    /// assert_eq!(keys.lock().unwrap().len(), 2);
+    /// ```
+    pub fn with_on_stored(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.on_stored = Some(Box::new(f));
+        self
+    }
+
+    fn stored(&self, prompt: &Prompt, params: &GenParams) {
+        stored(
+            &self.generated,
+            &self.on_stored,
+            &self.model_id,
+            prompt,
+            params,
+        );
     }
 
     /// The model id used in cache keys.
@@ -264,14 +304,15 @@ impl<G: Generator> CachedGenerator<G> {
             &out,
             start.elapsed().as_secs_f64(),
         )?;
-        self.generated.fetch_add(1, Ordering::Relaxed);
+        self.stored(prompt, params);
         Ok((out, false))
     }
 
     /// [`Self::generate_cached`] for several prompts: cached answers are returned as they are,
-    /// the others are generated with one [`Generator::generate_batch`] call and each is stored
-    /// before this returns. One result per prompt, in order; a failed prompt does not lose the
-    /// others.
+    /// the others are generated with one [`Generator::generate_batch_each`] call and each is
+    /// stored (committed) the moment the generator reports it finished, not at the end of the
+    /// batch: a process killed mid-batch keeps every answer that had finished. One result per
+    /// prompt, in order; a failed prompt does not lose the others.
     pub fn generate_cached_batch(
         &self,
         prompts: &[Prompt],
@@ -293,26 +334,31 @@ impl<G: Generator> CachedGenerator<G> {
             }
         }
         if !todo.is_empty() {
+            // Each answer is stored (its own committed transaction) the moment the generator
+            // reports it, so a crash mid-batch loses none that had finished. Its recorded time
+            // is the wall time since the previous answer of the batch finished, so the times of
+            // a batch add up to its wall time.
             let batch: Vec<Prompt> = todo.iter().map(|&i| prompts[i].clone()).collect();
-            let start = Instant::now();
-            let results = self.inner.generate_batch(&batch, params);
-            let secs = start.elapsed().as_secs_f64() / todo.len() as f64;
-            for (&i, r) in todo.iter().zip(results) {
-                out[i] = Some(match r {
-                    Ok(s) => self
-                        .cache
-                        .put(&self.model_id, &prompts[i], params, &s, secs)
-                        .map(|_| {
-                            self.generated.fetch_add(1, Ordering::Relaxed);
-                            (s, false)
-                        }),
+            let mut last = Instant::now();
+            let (cache, model_id) = (&self.cache, &self.model_id);
+            let (generated, on_stored) = (&self.generated, &self.on_stored);
+            let out_ref = &mut out;
+            self.inner.generate_batch_each(&batch, params, &mut |j, r| {
+                let Some(&i) = todo.get(j) else { return };
+                let secs = last.elapsed().as_secs_f64();
+                last = Instant::now();
+                out_ref[i] = Some(match r {
+                    Ok(s) => cache.put(model_id, &prompts[i], params, &s, secs).map(|_| {
+                        stored(generated, on_stored, model_id, &prompts[i], params);
+                        (s, false)
+                    }),
                     Err(e) => Err(Error::Generation {
                         user_id: String::new(),
                         config: String::new(),
                         source: e,
                     }),
                 });
-            }
+            });
         }
         out.into_iter()
             .map(|r| {
@@ -327,6 +373,20 @@ impl<G: Generator> CachedGenerator<G> {
                 })
             })
             .collect()
+    }
+}
+
+/// Counts a newly stored answer and tells the observer.
+fn stored(
+    generated: &AtomicUsize,
+    on_stored: &Option<OnStored>,
+    model_id: &str,
+    prompt: &Prompt,
+    params: &GenParams,
+) {
+    generated.fetch_add(1, Ordering::Relaxed);
+    if let Some(f) = on_stored {
+        f(&GenerationCache::key(model_id, prompt, params));
     }
 }
 

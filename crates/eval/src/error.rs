@@ -6,7 +6,7 @@ use std::path::PathBuf;
 pub enum Error {
     /// The SQLite generation cache failed.
     #[error(
-        "generation cache {path}: {source} (delete the file to start afresh, or check permissions and free disk space)"
+        "generation cache {path} failed (delete the file to start afresh, or check permissions and free disk space)"
     )]
     Cache {
         /// The cache file.
@@ -20,7 +20,7 @@ pub enum Error {
     #[error(transparent)]
     Store(Box<pgraphrag_store::Error>),
     /// Reading or writing a file failed.
-    #[error("{path}: {source}")]
+    #[error("cannot read or write {path}")]
     Io {
         /// The file involved.
         path: PathBuf,
@@ -29,7 +29,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A generator failed on one prompt.
-    #[error("generation failed for user {user_id} ({config}): {source}")]
+    #[error("generation failed for user {user_id} ({config})")]
     Generation {
         /// The user whose prompt failed.
         user_id: String,
@@ -48,7 +48,7 @@ pub enum Error {
         user_id: String,
     },
     /// Ranking one user's profile failed.
-    #[error("ranking record {record} (user {user_id:?}): {source}")]
+    #[error("ranking record {record} (user {user_id:?})")]
     Ranking {
         /// Index of the record in the split.
         record: usize,

@@ -81,22 +81,30 @@ impl Scorer for RatingScorer {
 /// HF `evaluate`'s ROUGE reports the median of 1,000 unseeded bootstrap resample means
 /// (`BootstrapAggregator`'s `mid`), which is not reproducible run to run; the plain mean
 /// reported here is what that median estimates.
+///
+/// Without a METEOR scorer (no WordNet on the machine) the METEOR column is NaN, which the
+/// Markdown table shows as `missing`, the CSV writes as `NaN` and the chart draws no bar for.
 pub struct TextScorer {
     rouge: pgraphrag_metrics::Rouge,
-    meteor: pgraphrag_metrics::Meteor,
+    meteor: Option<pgraphrag_metrics::Meteor>,
 }
 
 impl TextScorer {
-    /// Loads WordNet for METEOR (see `pgraphrag_metrics::wordnet`).
-    pub fn new() -> Result<Self> {
-        let meteor = pgraphrag_metrics::Meteor::new().map_err(|e| Error::Scoring {
-            config: String::new(),
-            message: format!("METEOR needs WordNet: {e}"),
-        })?;
-        Ok(TextScorer {
+    /// ROUGE-1, ROUGE-L and, when given, METEOR (load it with
+    /// `pgraphrag_metrics::Meteor::load(dir)`, the folder from `pgraphrag_metrics::wordnet::find`).
+    ///
+    /// ```
+    /// use pgraphrag_eval::{Scorer, TextScorer};
+    /// let s = TextScorer::new(None);
+    /// let v = s.score(&["a good day".into()], &["a good day".into()]).unwrap();
+    /// assert_eq!(v[0], 1.0);
+    /// assert!(v[2].is_nan()); // METEOR not computed
+    /// ```
+    pub fn new(meteor: Option<pgraphrag_metrics::Meteor>) -> Self {
+        TextScorer {
             rouge: pgraphrag_metrics::Rouge::default(),
             meteor,
-        })
+        }
     }
 }
 
@@ -121,7 +129,7 @@ impl Scorer for TextScorer {
             let s = self.rouge.score(p, r);
             r1 += s.rouge1.fmeasure;
             rl += s.rouge_l.fmeasure;
-            me += self.meteor.score_str(p, r);
+            me += self.meteor.map_or(f64::NAN, |m| m.score_str(p, r));
         }
         let n = predictions.len() as f64;
         Ok(vec![r1 / n, rl / n, me / n])
@@ -243,7 +251,11 @@ impl ResultsTable {
         for r in &self.rows {
             s.push_str(&format!("| {} | {} |", r.config, r.n));
             for v in &r.values {
-                s.push_str(&format!(" {v:.3} |"));
+                if v.is_nan() {
+                    s.push_str(" missing |");
+                } else {
+                    s.push_str(&format!(" {v:.3} |"));
+                }
             }
             if rating {
                 s.push_str(&format!(" {} |", r.unparsed));

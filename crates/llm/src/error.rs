@@ -14,7 +14,7 @@ pub enum LlmError {
         path: PathBuf,
     },
     /// Reading a file failed.
-    #[error("{path}: {source}")]
+    #[error("cannot read {path}")]
     Io {
         /// The file involved.
         path: PathBuf,
@@ -64,7 +64,7 @@ pub enum LlmError {
     #[error("invalid parameters: {0}")]
     InvalidParams(String),
     /// The model failed while running, with what it was doing.
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Model {
         /// What was being done.
         context: String,

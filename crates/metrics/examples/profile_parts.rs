@@ -36,7 +36,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let rouge = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let wn = WordNet::global()?;
+    let wn = WordNet::global_in(&pgraphrag_metrics::wordnet::find(
+        &pgraphrag_metrics::wordnet::search_paths(
+            |k| std::env::var_os(k),
+            &[std::env::current_dir()?],
+        ),
+    )?)?;
     let load = t.elapsed().as_secs_f64();
     let m = Meteor::with_wordnet(wn, Default::default());
     let t = Instant::now();

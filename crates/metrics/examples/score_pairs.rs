@@ -6,7 +6,7 @@
 //! ```
 use std::io::{BufRead, Write};
 
-use pgraphrag_metrics::{Meteor, Rouge, sentence_bleu};
+use pgraphrag_metrics::{Meteor, Rouge, sentence_bleu, wordnet};
 use serde_json::{Value, json};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -32,7 +32,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         pairs.push((v["id"].clone(), s("prediction")?, s("reference")?));
     }
     let rouge = Rouge::default();
-    let meteor = Meteor::new()?;
+    let cwd = std::env::current_dir()?;
+    let meteor = Meteor::load(&wordnet::find(&wordnet::search_paths(
+        |k| std::env::var_os(k),
+        &[cwd],
+    ))?)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let chunk = pairs.len().div_ceil(threads).max(1);
     let score = |(_, p, r): &(Value, String, String)| {

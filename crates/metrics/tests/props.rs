@@ -115,7 +115,12 @@ proptest! {
 
     #[test]
     fn meteor_in_range(p in text(), r in text()) {
-        let m = Meteor::new().unwrap_or_else(|e| panic!("{e}"));
+        let m = Meteor::load(&pgraphrag_metrics::wordnet::find(&pgraphrag_metrics::wordnet::search_paths(
+        |k| std::env::var_os(k),
+        &[std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))],
+    ))
+        .unwrap_or_else(|e| panic!("{e}")))
+        .unwrap_or_else(|e| panic!("{e}"));
         let s = m.score_str(&p, &r);
         prop_assert!((0.0..=1.0).contains(&s), "{s}");
         let same = m.score_str(&p, &p);

@@ -89,7 +89,7 @@ pub enum Error {
     },
     // --- profile (appended by the profile module) ---
     /// A retriever failed while ranking a user's profile.
-    #[error("ranking the {side} profile of user {user:?} for item {item}: {source}")]
+    #[error("ranking the {side} profile of user {user:?} for item {item}")]
     Profile {
         /// `"user"`, `"neighbour"` or `"random"`.
         side: &'static str,

@@ -22,7 +22,7 @@ use rusqlite::Connection;
 #[non_exhaustive]
 pub enum Error {
     /// The folder of the file could not be created.
-    #[error("{kind} {path}: cannot create its folder: {source}")]
+    #[error("{kind} {path}: cannot create its folder")]
     Io {
         /// What store (e.g. `generation cache`).
         kind: &'static str,
@@ -34,7 +34,7 @@ pub enum Error {
     },
     /// SQLite failed while opening or setting up the file.
     #[error(
-        "{kind} {path}: {source} (is it a {kind} written by pgraphrag? check permissions and free disk space)"
+        "{kind} {path} cannot be opened (is it a {kind} written by pgraphrag? check permissions and free disk space)"
     )]
     Sqlite {
         /// What store.

@@ -55,7 +55,7 @@ pub enum TextError {
     },
     /// A file could not be read.
     #[error(
-        "cannot read {path}: {source} (check the path; NLTK data lives in tokenizers/punkt_tab/<language>/)"
+        "cannot read {path} (check the path; NLTK data lives in tokenizers/punkt_tab/<language>/)"
     )]
     Io {
         /// The path.

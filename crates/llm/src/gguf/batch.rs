@@ -17,10 +17,9 @@ impl GgufModel {
     /// context-overflow policy, stop tokens, stop strings and `max_tokens`.
     pub fn generate_tokens(&self, ids: Vec<u32>, params: &GenParams) -> Result<Generation> {
         if matches!(self.engine, Engine::Native) {
-            return self
-                .generate_batch_tokens(vec![ids], params)
-                .pop()
-                .unwrap_or_else(|| Err(LlmError::InvalidParams("no prompt".into())));
+            let mut out = None;
+            self.generate_batch_tokens(vec![ids], params, &mut |_, r| out = Some(r));
+            return out.unwrap_or_else(|| Err(LlmError::InvalidParams("no prompt".into())));
         }
         validate_params(params)?;
         let ids = self.fit_context(ids, params.max_tokens)?;
@@ -63,64 +62,69 @@ impl GgufModel {
         prompts: &[Prompt],
         params: &GenParams,
     ) -> Vec<Result<Generation>> {
-        let ids: Vec<Result<Vec<u32>>> = prompts.iter().map(|p| self.prompt_tokens(p)).collect();
-        if !matches!(self.engine, Engine::Native) {
-            return ids
-                .into_iter()
-                .map(|i| i.and_then(|i| self.generate_tokens(i, params)))
-                .collect();
-        }
-        let mut results: Vec<Option<Result<Generation>>> = Vec::with_capacity(ids.len());
-        let mut ok = Vec::new();
-        for i in ids {
-            match i {
-                Ok(v) => {
-                    ok.push((results.len(), v));
-                    results.push(None);
-                }
-                Err(e) => results.push(Some(Err(e))),
-            }
-        }
-        let (slots, lists): (Vec<usize>, Vec<Vec<u32>>) = ok.into_iter().unzip();
-        for (slot, r) in slots
-            .into_iter()
-            .zip(self.generate_batch_tokens(lists, params))
-        {
-            results[slot] = Some(r);
-        }
+        let mut results: Vec<Option<Result<Generation>>> =
+            (0..prompts.len()).map(|_| None).collect();
+        self.generate_batch_full_each(prompts, params, &mut |i, r| results[i] = Some(r));
         collect_results(results)
     }
 
+    /// [`Self::generate_batch_full`], handing each prompt's result to `done(index, result)` the
+    /// moment it is finished (the native engine finishes sequences one by one, in any order), so
+    /// a caller can store it before the rest of the batch is done. Every index is reported
+    /// exactly once; the results are those of [`Self::generate_batch_full`].
+    pub fn generate_batch_full_each(
+        &self,
+        prompts: &[Prompt],
+        params: &GenParams,
+        done: &mut (dyn FnMut(usize, Result<Generation>) + Send),
+    ) {
+        let ids: Vec<Result<Vec<u32>>> = prompts.iter().map(|p| self.prompt_tokens(p)).collect();
+        if !matches!(self.engine, Engine::Native) {
+            for (i, ids) in ids.into_iter().enumerate() {
+                done(i, ids.and_then(|ids| self.generate_tokens(ids, params)));
+            }
+            return;
+        }
+        let mut slots = Vec::new();
+        let mut lists = Vec::new();
+        for (i, ids) in ids.into_iter().enumerate() {
+            match ids {
+                Ok(v) => {
+                    slots.push(i);
+                    lists.push(v);
+                }
+                Err(e) => done(i, Err(e)),
+            }
+        }
+        self.generate_batch_tokens(lists, params, &mut |j, r| done(slots[j], r));
+    }
+
     /// The native engine's batched generation from token ids.
+    /// Each result goes to `done(index into lists, result)` as soon as it is finished.
     fn generate_batch_tokens(
         &self,
         lists: Vec<Vec<u32>>,
         params: &GenParams,
-    ) -> Vec<Result<Generation>> {
+        done: &mut (dyn FnMut(usize, Result<Generation>) + Send),
+    ) {
         let n = lists.len();
+        let fail_all = |done: &mut (dyn FnMut(usize, Result<Generation>) + Send), msg: String| {
+            for i in 0..n {
+                done(i, Err(LlmError::InvalidParams(msg.clone())));
+            }
+        };
         if let Err(e) = validate_params(params) {
-            let msg = e.to_string();
-            return (0..n)
-                .map(|_| Err(LlmError::InvalidParams(msg.clone())))
-                .collect();
+            return fail_all(done, e.to_string());
         }
         let mut weights = match self.lock() {
             Ok(w) => w,
-            Err(e) => {
-                let msg = e.to_string();
-                return (0..n)
-                    .map(|_| Err(LlmError::InvalidParams(msg.clone())))
-                    .collect();
-            }
+            Err(e) => return fail_all(done, e.to_string()),
         };
         let Some(model) = weights.native_mut() else {
-            return (0..n)
-                .map(|_| Err(LlmError::InvalidParams("not the native engine".into())))
-                .collect();
+            return fail_all(done, "not the native engine".into());
         };
         let pool = model.pool();
         pool.install(move || {
-            let mut results: Vec<Option<Result<Generation>>> = (0..n).map(|_| None).collect();
             // Continuous batching: up to DECODE_BATCH sequences decode together; whenever one
             // finishes, the next prompt is processed and joins. Every sequence's tokens are
             // independent of its companions, so this only changes the speed.
@@ -132,13 +136,13 @@ impl GgufModel {
                     let ids = match self.fit_context(ids, params.max_tokens) {
                         Ok(v) => v,
                         Err(e) => {
-                            results[i] = Some(Err(e));
+                            done(i, Err(e));
                             continue;
                         }
                     };
                     let mut st = SeqGen::new(ids.len(), params);
                     if params.max_tokens == 0 {
-                        results[i] = Some(Ok(st.out));
+                        done(i, Ok(st.out));
                         continue;
                     }
                     model.reserve(ids.len() + params.max_tokens + 1);
@@ -157,8 +161,8 @@ impl GgufModel {
                     }
                     match step.and_then(|l| st.push(self, &l)) {
                         Ok(Some(next)) => live.push((i, seq, st, next)),
-                        Ok(None) => results[i] = Some(Ok(st.out)),
-                        Err(e) => results[i] = Some(Err(e)),
+                        Ok(None) => done(i, Ok(st.out)),
+                        Err(e) => done(i, Err(e)),
                     }
                 }
                 if live.is_empty() {
@@ -174,10 +178,13 @@ impl GgufModel {
                     Ok(l) => l,
                     Err(e) => {
                         for (i, _, st, _) in live.drain(..) {
-                            results[i] = Some(Err(LlmError::model(
-                                format!("decoding at position {}", st.pos),
-                                e.clone(),
-                            )));
+                            done(
+                                i,
+                                Err(LlmError::model(
+                                    format!("decoding at position {}", st.pos),
+                                    e.clone(),
+                                )),
+                            );
                         }
                         continue;
                     }
@@ -187,13 +194,12 @@ impl GgufModel {
                     st.pos += 1;
                     match st.push(self, &l) {
                         Ok(Some(next)) => next_live.push((i, seq, st, next)),
-                        Ok(None) => results[i] = Some(Ok(st.out)),
-                        Err(e) => results[i] = Some(Err(e)),
+                        Ok(None) => done(i, Ok(st.out)),
+                        Err(e) => done(i, Err(e)),
                     }
                 }
                 live = next_live;
             }
-            collect_results(results)
         })
     }
 
@@ -271,5 +277,15 @@ impl Generator for GgufModel {
             .into_iter()
             .map(|r| r.map(|g| g.text).map_err(Into::into))
             .collect()
+    }
+    fn generate_batch_each(
+        &self,
+        prompts: &[Prompt],
+        params: &GenParams,
+        done: &mut (dyn FnMut(usize, pgraphrag_core::Result<String>) + Send),
+    ) {
+        self.generate_batch_full_each(prompts, params, &mut |i, r| {
+            done(i, r.map(|g| g.text).map_err(Into::into))
+        });
     }
 }

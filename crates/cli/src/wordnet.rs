@@ -1,0 +1,47 @@
+//! Where the `pgraphrag` binary finds WordNet 3.0 for METEOR: the library's search list
+//! ([`pgraphrag_metrics::wordnet::search_paths`]) over this process's environment, working
+//! directory and executable folder (so `models/wordnet` at the root of a checkout is found from
+//! `target/release/pgraphrag` without any variable).
+use std::path::PathBuf;
+
+use pgraphrag_metrics::Error;
+use pgraphrag_metrics::wordnet::{find, search_paths};
+
+/// The folders searched, in order.
+pub fn candidates() -> Vec<PathBuf> {
+    let mut roots = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        roots.push(cwd);
+    }
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(PathBuf::from))
+    {
+        roots.push(dir);
+    }
+    search_paths(|k| std::env::var_os(k), &roots)
+}
+
+/// The WordNet folder, or the library's "not found" error listing every folder tried.
+pub fn locate() -> Result<PathBuf, Error> {
+    find(&candidates())
+}
+
+/// Loads WordNet for METEOR. `Ok(None)` when it is nowhere to be found: the caller then scores
+/// without METEOR and says so once ([`missing_note`]); a WordNet that is found but unreadable
+/// or malformed is an error.
+pub fn load() -> Result<Option<&'static pgraphrag_metrics::wordnet::WordNet>, Error> {
+    match locate() {
+        Ok(dir) => pgraphrag_metrics::wordnet::WordNet::global_in(&dir).map(Some),
+        Err(Error::WordNetNotFound { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The one line printed when METEOR is skipped.
+pub fn missing_note() -> String {
+    match locate() {
+        Err(e) => format!("METEOR not computed: {e}"),
+        Ok(_) => "METEOR not computed".into(),
+    }
+}
