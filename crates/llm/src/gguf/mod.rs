@@ -171,13 +171,13 @@ impl GgufModel {
         } else {
             #[cfg(feature = "candle")]
             {
-                Weights::Candle(candle::CandleWeights::load(
+                Weights::Candle(Box::new(candle::CandleWeights::load(
                     arch,
                     &mut reader,
                     path,
                     device,
                     q8_0,
-                )?)
+                )?))
             }
             #[cfg(not(feature = "candle"))]
             return Err(LlmError::FeatureDisabled {

@@ -15,7 +15,7 @@ pub(super) type ForwardError = Box<dyn std::error::Error + Send + Sync>;
 pub(super) enum Weights {
     Native(Box<NativeLlama>),
     #[cfg(feature = "candle")]
-    Candle(super::candle::CandleWeights),
+    Candle(Box<super::candle::CandleWeights>),
 }
 
 impl Weights {
