@@ -41,7 +41,7 @@ fn texts() -> &'static [String] {
                 .iter()
                 .flat_map(|u| &u.profile)
                 .take(6)
-                .map(|r| r.text.clone())
+                .filter_map(|r| r.text.clone())
                 .collect(),
             Err(e) => {
                 eprintln!("fuzz_jsonl: {e}; using built-in texts");
@@ -128,7 +128,7 @@ fn json_value() -> impl Strategy<Value = Value> {
 }
 
 proptest! {
-    #![proptest_config(fuzz::config("jsonl/bytes", 30_000))]
+    #![proptest_config(fuzz::config("jsonl/bytes", 450_000))]
     #[test]
     fn jsonl_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
         check(&bytes)?;
@@ -136,7 +136,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(fuzz::config("jsonl/mutations", 15_000))]
+    #![proptest_config(fuzz::config("jsonl/mutations", 170_000))]
     #[test]
     fn jsonl_mutations_of_real_files(edits in fuzz::edits(8), texts in any::<bool>()) {
         let seed = if texts { texts_seed() } else { pairs_seed() };
@@ -145,7 +145,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(fuzz::config("jsonl/roundtrip", 3_000))]
+    #![proptest_config(fuzz::config("jsonl/roundtrip", 90_000))]
     /// Records written as JSON lines read back unchanged, whatever their strings hold.
     #[test]
     fn jsonl_roundtrip(rows in proptest::collection::vec((json_value(), ".*", "\\PC*"), 0..6)) {

@@ -77,7 +77,7 @@ fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(fuzz::config("split/bytes", 20_000))]
+    #![proptest_config(fuzz::config("split/bytes", 600_000))]
     #[test]
     fn split_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
         check(&bytes)?;
@@ -85,7 +85,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(fuzz::config("split/mutations", 6_000))]
+    #![proptest_config(fuzz::config("split/mutations", 600_000))]
     #[test]
     fn split_mutations_of_the_real_split(edits in fuzz::edits(8)) {
         let b = fuzz::apply(seed(), &edits, JSON_TOKENS);

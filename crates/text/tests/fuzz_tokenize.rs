@@ -80,7 +80,7 @@ fn long_text() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(fuzz::config("tokenize/utf8", 4_000))]
+    #![proptest_config(fuzz::config("tokenize/utf8", 400_000))]
     #[test]
     fn tokenize_arbitrary_utf8(s in any::<String>()) {
         check(&s)?;
@@ -88,7 +88,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(fuzz::config("tokenize/odd-unicode", 4_000))]
+    #![proptest_config(fuzz::config("tokenize/odd-unicode", 240_000))]
     #[test]
     fn tokenize_odd_unicode(s in odd_text()) {
         check(&s)?;
@@ -96,7 +96,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(fuzz::config("tokenize/long-tokens", 60))]
+    #![proptest_config(fuzz::config("tokenize/long-tokens", 7_000))]
     #[test]
     fn tokenize_very_long_tokens(s in long_text()) {
         check(&s)?;
@@ -104,7 +104,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(fuzz::config("tokenize/mutations", 1_500))]
+    #![proptest_config(fuzz::config("tokenize/mutations", 200_000))]
     #[test]
     fn tokenize_mutations_of_real_text(i in any::<proptest::sample::Index>(), edits in fuzz::edits(8)) {
         let texts = real_texts();
