@@ -260,7 +260,11 @@ mod tests {
         }
         assert!(matches!(
             pairs_err("  \n{\"id\":1,\"reference\":\"b\",\"prediction\":null}"),
-            JsonlError::NotAString { line: 2, field: "prediction", .. }
+            JsonlError::NotAString {
+                line: 2,
+                field: "prediction",
+                ..
+            }
         ));
         assert!(matches!(
             parse_pairs(&b"\xff\n"[..], "x").unwrap_err(),
@@ -287,13 +291,22 @@ mod tests {
     #[test]
     fn bad_text_lines_are_named() {
         let err = |s: &str| parse_texts(s.as_bytes(), "t.jsonl").unwrap_err();
-        assert!(matches!(err("{\"id\":1}"), JsonlError::Missing { field: "text", .. }));
-        assert!(matches!(err("{\"text\":\"a\"}"), JsonlError::Missing { field: "id", .. }));
+        assert!(matches!(
+            err("{\"id\":1}"),
+            JsonlError::Missing { field: "text", .. }
+        ));
+        assert!(matches!(
+            err("{\"text\":\"a\"}"),
+            JsonlError::Missing { field: "id", .. }
+        ));
         assert!(matches!(
             err("{\"id\":1,\"text\":[]}"),
             JsonlError::NotAString { field: "text", .. }
         ));
-        assert!(matches!(err("\"a\""), JsonlError::NotAnObject { line: 1, .. }));
+        assert!(matches!(
+            err("\"a\""),
+            JsonlError::NotAnObject { line: 1, .. }
+        ));
         assert!(matches!(err("\n\n{"), JsonlError::NotJson { line: 3, .. }));
         let e = read_texts("/nonexistent/t.jsonl").unwrap_err();
         assert!(matches!(e, JsonlError::Open { .. }));

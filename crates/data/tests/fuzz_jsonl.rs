@@ -20,10 +20,35 @@ mod fuzz;
 const NAME: &str = "fuzz.jsonl";
 
 const JSON_TOKENS: &[&[u8]] = &[
-    b"{", b"}", b"[", b"]", b"\"", b":", b",", b"null", b"true", b"0", b"1e999",
-    b"18446744073709551616", b"\"\\ud800\"", b"\"\\u0000\"", b"\\", b"\"id\"",
-    b"\"prediction\"", b"\"reference\"", b"\"text\"", b"\"\"", b"{}", b"[[[[", b"\xff",
-    b"\xe2\x80", b"\n", b"\r\n", b"\n\n", b" ", b"\t",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b"\"",
+    b":",
+    b",",
+    b"null",
+    b"true",
+    b"0",
+    b"1e999",
+    b"18446744073709551616",
+    b"\"\\ud800\"",
+    b"\"\\u0000\"",
+    b"\\",
+    b"\"id\"",
+    b"\"prediction\"",
+    b"\"reference\"",
+    b"\"text\"",
+    b"\"\"",
+    b"{}",
+    b"[[[[",
+    b"\xff",
+    b"\xe2\x80",
+    b"\n",
+    b"\r\n",
+    b"\n\n",
+    b" ",
+    b"\t",
 ];
 
 /// Review texts: the first reviews of the real Amazon dev split, or built-in ones.
@@ -45,9 +70,13 @@ fn texts() -> &'static [String] {
                 .collect(),
             Err(e) => {
                 eprintln!("fuzz_jsonl: {e}; using built-in texts");
-                ["Great soap, smells nice.", "Arrived broken — “not happy”.\tNo.", ""]
-                    .map(String::from)
-                    .to_vec()
+                [
+                    "Great soap, smells nice.",
+                    "Arrived broken — “not happy”.\tNo.",
+                    "",
+                ]
+                .map(String::from)
+                .to_vec()
             }
         }
     })
@@ -59,7 +88,11 @@ fn pairs_seed() -> &'static [u8] {
         let t = texts();
         let mut out = String::new();
         for i in 0..t.len() {
-            let id = if i % 2 == 0 { json!(i) } else { json!(format!("u{i}")) };
+            let id = if i % 2 == 0 {
+                json!(i)
+            } else {
+                json!(format!("u{i}"))
+            };
             let line = json!({"id": id, "prediction": t[i], "reference": t[(i + 1) % t.len()]});
             out.push_str(&line.to_string());
             out.push('\n');
@@ -128,7 +161,7 @@ fn json_value() -> impl Strategy<Value = Value> {
 }
 
 proptest! {
-    #![proptest_config(fuzz::config("jsonl/bytes", 450_000))]
+    #![proptest_config(fuzz::config("jsonl/bytes", 250_000))]
     #[test]
     fn jsonl_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
         check(&bytes)?;
@@ -136,7 +169,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(fuzz::config("jsonl/mutations", 170_000))]
+    #![proptest_config(fuzz::config("jsonl/mutations", 80_000))]
     #[test]
     fn jsonl_mutations_of_real_files(edits in fuzz::edits(8), texts in any::<bool>()) {
         let seed = if texts { texts_seed() } else { pairs_seed() };
@@ -145,7 +178,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(fuzz::config("jsonl/roundtrip", 90_000))]
+    #![proptest_config(fuzz::config("jsonl/roundtrip", 60_000))]
     /// Records written as JSON lines read back unchanged, whatever their strings hold.
     #[test]
     fn jsonl_roundtrip(rows in proptest::collection::vec((json_value(), ".*", "\\PC*"), 0..6)) {
@@ -173,6 +206,12 @@ proptest! {
 
 #[test]
 fn the_seeds_parse() {
-    assert_eq!(parse_pairs(pairs_seed(), NAME).unwrap().len(), texts().len());
-    assert_eq!(parse_texts(texts_seed(), NAME).unwrap().len(), texts().len());
+    assert_eq!(
+        parse_pairs(pairs_seed(), NAME).unwrap().len(),
+        texts().len()
+    );
+    assert_eq!(
+        parse_texts(texts_seed(), NAME).unwrap().len(),
+        texts().len()
+    );
 }

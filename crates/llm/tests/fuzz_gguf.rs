@@ -26,7 +26,21 @@ fn tokens() -> &'static [Vec<u8>] {
     static T: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
     T.get_or_init(|| {
         let mut t: Vec<Vec<u8>> = Vec::new();
-        for v in [0u64, 1, 2, 7, 8, 9, 255, 1 << 31, 1 << 32, 1 << 60, 1 << 63, u64::MAX, u64::MAX - 1] {
+        for v in [
+            0u64,
+            1,
+            2,
+            7,
+            8,
+            9,
+            255,
+            1 << 31,
+            1 << 32,
+            1 << 60,
+            1 << 63,
+            u64::MAX,
+            u64::MAX - 1,
+        ] {
             t.push(v.to_le_bytes().to_vec());
         }
         for v in [0u32, 1, 3, 8, 9, 12, 13, 30, 31, 0xffff, u32::MAX] {
@@ -90,7 +104,12 @@ fn synthetic() -> &'static [u8] {
         b.key("a.bool", 7).0.push(1);
         b.key("a.u64", 10).u64(1 << 40);
         b.key("a.f64", 12).u64(2.5f64.to_bits());
-        b.key("tokenizer.ggml.tokens", 9).u32(8).u64(3).str("a").str("b").str("ab");
+        b.key("tokenizer.ggml.tokens", 9)
+            .u32(8)
+            .u64(3)
+            .str("a")
+            .str("b")
+            .str("ab");
         b.key("nested", 9).u32(9).u64(2);
         b.u32(4).u64(2).u32(1).u32(2);
         b.u32(8).u64(1).str("x");
@@ -114,7 +133,10 @@ fn real_prefix() -> &'static [u8] {
                 b
             }
             Err(e) => {
-                eprintln!("fuzz_gguf: {} unreadable ({e}); mutating the synthetic file only", p.display());
+                eprintln!(
+                    "fuzz_gguf: {} unreadable ({e}); mutating the synthetic file only",
+                    p.display()
+                );
                 synthetic().to_vec()
             }
         }
@@ -140,7 +162,9 @@ fn real_complete() -> &'static [u8] {
 }
 
 fn parse(bytes: &[u8]) -> Result<(), TestCaseError> {
-    let r = fuzz::no_panic(bytes, |b| read_gguf_header(&mut Cursor::new(b), Path::new(NAME)))?;
+    let r = fuzz::no_panic(bytes, |b| {
+        read_gguf_header(&mut Cursor::new(b), Path::new(NAME))
+    })?;
     match r {
         Ok(h) => prop_assert!(h.data_offset <= bytes.len() as u64 + u32::MAX as u64),
         Err(LlmError::InvalidGguf { path, reason }) => {
@@ -234,7 +258,10 @@ fn the_seeds_parse() {
     assert_eq!(h.metadata_keys.len(), 9);
     assert_eq!(h.data_offset % 64, 0);
     let h = read_gguf_header(&mut Cursor::new(real_complete()), NAME.as_ref()).unwrap();
-    assert!(h.metadata_keys.iter().any(|k| k == "general.architecture"), "{h:?}");
+    assert!(
+        h.metadata_keys.iter().any(|k| k == "general.architecture"),
+        "{h:?}"
+    );
     assert!(read_gguf_header(&mut Cursor::new(real_prefix()), NAME.as_ref()).is_err());
 }
 
@@ -304,7 +331,11 @@ fn a_tensor_too_big_for_usize_is_an_error() {
     let mut b = Builder::new(1, 0);
     b.tensor("t", &[1 << 31, 1 << 31], 0, 0);
     b.0.resize(b.0.len() + 256, 0);
-    assert!(invalid(&b.0).contains("more bytes than a usize holds"), "{}", invalid(&b.0));
+    assert!(
+        invalid(&b.0).contains("more bytes than a usize holds"),
+        "{}",
+        invalid(&b.0)
+    );
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("huge-tensor.gguf");
     std::fs::write(&p, &b.0).unwrap();

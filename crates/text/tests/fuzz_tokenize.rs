@@ -17,23 +17,118 @@ mod fuzz;
 
 /// Odd Unicode and punctuation the tokenizers treat specially.
 const ODD: &[&str] = &[
-    "\u{301}", "\u{200d}", "\u{200b}", "\u{feff}", "\u{202e}", "\u{2066}", "\u{fffd}",
-    "\u{ffff}", "\u{10ffff}", "\u{e000}", "\u{85}", "\u{2028}", "\u{2029}", "\u{3000}",
-    "\u{a0}", "\u{1c}", "\u{0}", "\r", "\n", "\t", " ", "İ", "ı", "ß", "ſ", "\u{212a}", "Σ",
-    "ǅ", "ﬃ", "ﬀ", "日本語", "ไทย", "한국어", "العربية", "עברית", "😀", "👍🏽", "👨‍👩‍👧",
-    "🇧🇷", "e\u{301}", "...", "…", ".", "!", "?", "'", "''", "\"", "`", "``", "«", "»", "“",
-    "”", "‘", "’", "(", ")", "[", "]", "{", "}", "<", ">", "--", "—", "Mr.", "U.S.", "e.g.",
-    "3.5", "1,000", "can't", "gonna", "n't", "'s", "'ll", "cannot", "Dr", "1.", "A.", "Sr.",
-    "http://x.y/z?a=b", "a@b.c", "$", "%", "&", "#", "_", "-", "\\", "/", "|", "~", "^",
+    "\u{301}",
+    "\u{200d}",
+    "\u{200b}",
+    "\u{feff}",
+    "\u{202e}",
+    "\u{2066}",
+    "\u{fffd}",
+    "\u{ffff}",
+    "\u{10ffff}",
+    "\u{e000}",
+    "\u{85}",
+    "\u{2028}",
+    "\u{2029}",
+    "\u{3000}",
+    "\u{a0}",
+    "\u{1c}",
+    "\u{0}",
+    "\r",
+    "\n",
+    "\t",
+    " ",
+    "İ",
+    "ı",
+    "ß",
+    "ſ",
+    "\u{212a}",
+    "Σ",
+    "ǅ",
+    "ﬃ",
+    "ﬀ",
+    "日本語",
+    "ไทย",
+    "한국어",
+    "العربية",
+    "עברית",
+    "😀",
+    "👍🏽",
+    "👨‍👩‍👧",
+    "🇧🇷",
+    "e\u{301}",
+    "...",
+    "…",
+    ".",
+    "!",
+    "?",
+    "'",
+    "''",
+    "\"",
+    "`",
+    "``",
+    "«",
+    "»",
+    "“",
+    "”",
+    "‘",
+    "’",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "<",
+    ">",
+    "--",
+    "—",
+    "Mr.",
+    "U.S.",
+    "e.g.",
+    "3.5",
+    "1,000",
+    "can't",
+    "gonna",
+    "n't",
+    "'s",
+    "'ll",
+    "cannot",
+    "Dr",
+    "1.",
+    "A.",
+    "Sr.",
+    "http://x.y/z?a=b",
+    "a@b.c",
+    "$",
+    "%",
+    "&",
+    "#",
+    "_",
+    "-",
+    "\\",
+    "/",
+    "|",
+    "~",
+    "^",
 ];
 
 fn check(s: &str) -> Result<(), TestCaseError> {
     let toks = fuzz::no_panic(s, word_tokenize)?;
     for t in &toks {
         prop_assert!(!t.is_empty(), "empty token from {:?}", s);
-        prop_assert!(!t.chars().any(is_python_whitespace), "token {:?} from {:?}", t, s);
+        prop_assert!(
+            !t.chars().any(is_python_whitespace),
+            "token {:?} from {:?}",
+            t,
+            s
+        );
     }
-    let strip = |x: &str| x.chars().filter(|&c| !is_python_whitespace(c)).collect::<String>();
+    let strip = |x: &str| {
+        x.chars()
+            .filter(|&c| !is_python_whitespace(c))
+            .collect::<String>()
+    };
     for lang in [Language::English, Language::Portuguese] {
         let sents = fuzz::no_panic(s, |s| sent_tokenize(s, lang))?;
         prop_assert_eq!(strip(&sents.concat()), strip(s), "sentences of {:?}", s);
@@ -45,7 +140,10 @@ fn check(s: &str) -> Result<(), TestCaseError> {
 fn real_texts() -> &'static [String] {
     static T: OnceLock<Vec<String>> = OnceLock::new();
     T.get_or_init(|| {
-        let p = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/word_tokenize.json");
+        let p = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/word_tokenize.json"
+        );
         let v: serde_json::Value =
             serde_json::from_slice(&std::fs::read(p).expect("the word_tokenize fixture"))
                 .expect("JSON");
