@@ -2,7 +2,6 @@
 //!
 //! Input: JSON lines `{"id": ..., "text": "..."}` (`id` is any JSON value and is copied through).
 //! Output: JSON lines `{"id": ..., "embedding": [floats]}`, one per input line, in order.
-use std::io::BufRead;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -10,7 +9,7 @@ use pgraphrag_retrieval::dense::{
     BertEncoder, EmbeddingCache, EncoderOptions, Pooling, encode_corpus, l2_normalize,
 };
 
-use crate::error::{OrUsage, usage};
+use crate::error::OrUsage;
 use crate::progress::Bar;
 use crate::rank_cmd::BackendArg;
 
@@ -76,38 +75,11 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let pooling: Pooling = args.pooling.into();
     let backend = args.backend.into();
-    let file = std::fs::File::open(&args.texts)
-        .with_context(|| format!("cannot open {}", args.texts.display()))
-        .or_usage()?;
-    let mut ids = Vec::new();
-    let mut texts = Vec::new();
-    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line
-            .with_context(|| format!("{}: cannot read line {}", args.texts.display(), n + 1))
-            .or_usage()?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: serde_json::Value = serde_json::from_str(&line)
-            .with_context(|| format!("{}:{}: not JSON", args.texts.display(), n + 1))
-            .or_usage()?;
-        let Some(text) = v.get("text").and_then(|t| t.as_str()) else {
-            return Err(usage(format!(
-                "{}:{}: expected {{\"id\": ..., \"text\": \"...\"}} with a string text",
-                args.texts.display(),
-                n + 1
-            )));
-        };
-        let Some(id) = v.get("id") else {
-            return Err(usage(format!(
-                "{}:{}: missing \"id\"",
-                args.texts.display(),
-                n + 1
-            )));
-        };
-        ids.push(id.clone());
-        texts.push(text.to_string());
-    }
+    let (ids, texts): (Vec<_>, Vec<_>) = pgraphrag_data::jsonl::read_texts(&args.texts)
+        .or_usage()?
+        .into_iter()
+        .map(|t| (t.id, t.text))
+        .unzip();
     let encoder = BertEncoder::load_with(
         &args.model,
         EncoderOptions {

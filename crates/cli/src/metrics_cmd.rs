@@ -9,19 +9,19 @@
 //! Work plan (the output does not depend on it): WordNet is loaded on a helper thread while the
 //! input is read; the pairs are cut into blocks that the worker threads take in turn, first for
 //! ROUGE, BLEU and METEOR's tokenization, then for METEOR's alignment (which needs WordNet).
-use std::io::{BufRead, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, bail};
 use pgraphrag_core::Progress;
+use pgraphrag_data::jsonl::{Pair, read_pairs};
 use pgraphrag_metrics::bleu::sentence_bleu;
 use pgraphrag_metrics::meteor::Meteor;
 use pgraphrag_metrics::rouge::{Rouge, RougeOptions, RougeTokenizer};
 use pgraphrag_metrics::stats::{BootstrapDraws, bootstrap_ci_columns, mean};
 use pgraphrag_metrics::wordnet::WordNet;
-use serde_json::Value;
 
 use crate::error::OrUsage;
 use crate::progress::Bar;
@@ -61,12 +61,6 @@ pub enum TokenizerArg {
     Unicode,
 }
 
-struct Pair {
-    id: Value,
-    prediction: String,
-    reference: String,
-}
-
 const NAMES: [&str; 6] = ["rouge1", "rouge2", "rougeL", "rougeLsum", "meteor", "bleu"];
 /// Bootstrap resamples of the summary.
 const N_SAMPLES: usize = 1000;
@@ -75,44 +69,6 @@ const N_SAMPLES: usize = 1000;
 const PREDRAW_LIMIT: usize = 1 << 24;
 /// Pairs per unit of work.
 const BLOCK: usize = 32;
-
-fn read_pairs(path: &PathBuf) -> anyhow::Result<Vec<Pair>> {
-    let f = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut out = Vec::new();
-    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
-        let n = i + 1;
-        let line = line.with_context(|| format!("{}: line {n}: cannot read", path.display()))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(&line)
-            .with_context(|| format!("{}: line {n}: not a JSON object", path.display()))?;
-        let Value::Object(mut obj) = v else {
-            bail!("{}: line {n}: not a JSON object", path.display());
-        };
-        let mut field = |k: &str| -> anyhow::Result<String> {
-            match obj.remove(k) {
-                Some(Value::String(s)) => Ok(s),
-                Some(other) => bail!(
-                    "{}: line {n}: \"{k}\" must be a string, found {other}",
-                    path.display()
-                ),
-                None => bail!("{}: line {n}: missing \"{k}\"", path.display()),
-            }
-        };
-        let prediction = field("prediction")?;
-        let reference = field("reference")?;
-        let Some(id) = obj.remove("id") else {
-            bail!("{}: line {n}: missing \"id\"", path.display());
-        };
-        out.push(Pair {
-            id,
-            prediction,
-            reference,
-        });
-    }
-    Ok(out)
-}
 
 /// What the first pass computes for one pair: ROUGE F-measures and BLEU, and METEOR's tokens.
 struct FirstPass {
@@ -343,6 +299,7 @@ fn summary(
 mod tests {
     use super::*;
     use pgraphrag_metrics::stats::bootstrap_ci;
+    use serde_json::Value;
 
     fn pairs(n: usize) -> Vec<Pair> {
         let texts = [

@@ -15,6 +15,8 @@
 //! * [`pgraphrag_split_path`]: where a released split lies in a shared data folder (the
 //!   caller names the folder; the library reads no environment variable).
 //! * [`write_atomic`]: whole-file-or-nothing writes (temporary file, fsync, rename).
+//! * [`jsonl`]: the JSON Lines inputs of the `pgraphrag` tool (pairs, texts), errors
+//!   ([`JsonlError`]) naming the file, the line and the field.
 //!
 //! ```
 //! use pgraphrag_data::{parse_split, IdPolicy};
@@ -33,12 +35,14 @@
 
 mod atomic;
 mod error;
+pub mod jsonl;
 mod paths;
 mod ranking;
 mod split;
 
 pub use atomic::write_atomic;
 pub use error::{Error, Result};
+pub use jsonl::JsonlError;
 pub use paths::{DATASETS, pgraphrag_split_path};
 pub use pgraphrag_graph::ItemId;
 pub use ranking::{

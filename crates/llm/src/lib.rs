@@ -47,6 +47,7 @@ mod template;
 mod tokenizer;
 
 pub use error::{LlmError, Result};
+pub use gguf::file::{GgufHeader, read_gguf_header};
 pub use gguf::{
     Activations, Architecture, ContextOverflow, DeviceChoice, Engine, FinishReason, Generation,
     GgufModel, GgufOptions, Kernels, Prefill, WeightFormat,

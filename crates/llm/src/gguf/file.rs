@@ -237,6 +237,18 @@ impl<R: Read> Reader<'_, R> {
         }
         Ok(String::from_utf8_lossy(&v).into_owned())
     }
+    /// The fewest bytes a value of type `ty` takes (1 for an unknown type, which fails anyway).
+    fn min_size(&self, ty: u32) -> u64 {
+        let len = if self.v1 { 4 } else { 8 };
+        match ty {
+            2 | 3 => 2,
+            4..=6 => 4,
+            8 => len,
+            9 => 4 + len,
+            10..=12 => 8,
+            _ => 1,
+        }
+    }
     fn value(&mut self, ty: u32, depth: usize) -> Result<Value, String> {
         Ok(match ty {
             0 => Value::U8(self.bytes::<1>()?[0]),
@@ -254,14 +266,16 @@ impl<R: Read> Reader<'_, R> {
                 }
                 let elem = self.u32()?;
                 let n = self.length()?;
-                // Every element takes at least one byte.
-                if n > self.left() {
+                // Every element takes at least `min_size(elem)` bytes.
+                if n.saturating_mul(self.min_size(elem)) > self.left() {
                     return Err(format!(
                         "array of {n} elements at offset {} runs past the end of the file",
                         self.pos
                     ));
                 }
-                let mut v = Vec::with_capacity(n as usize);
+                // The bytes-left bound keeps this below the file's size in elements; cap it
+                // further so a small element type cannot reserve 32 times the file.
+                let mut v = Vec::with_capacity((n as usize).min(1 << 16));
                 for _ in 0..n {
                     v.push(self.value(elem, depth + 1)?);
                 }
@@ -345,6 +359,15 @@ impl GgufFile {
                     "tensor `{name}`: {elems} values is not a whole number of {dtype:?} blocks"
                 ));
             }
+            // So that `TensorInfo::byte_size` cannot overflow.
+            if (elems / dtype.block_size())
+                .checked_mul(dtype.type_size())
+                .is_none()
+            {
+                return Err(format!(
+                    "tensor `{name}`: {dims:?} {dtype:?} values take more bytes than a usize holds"
+                ));
+            }
             tensors.insert(
                 name,
                 TensorInfo {
@@ -394,4 +417,61 @@ impl GgufFile {
     pub(crate) fn get(&self, key: &str) -> Option<&Value> {
         self.metadata.get(key)
     }
+}
+
+/// What [`read_gguf_header`] found in a GGUF header: the metadata keys and the tensor
+/// directory's names (both sorted), and where the tensor data starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GgufHeader {
+    /// Metadata keys, sorted.
+    pub metadata_keys: Vec<String>,
+    /// Tensor names, sorted.
+    pub tensor_names: Vec<String>,
+    /// Byte offset of the tensor data (aligned to `general.alignment`, default 32).
+    pub data_offset: u64,
+}
+
+/// Reads and checks the header (magic, version, metadata, tensor directory) of the GGUF data
+/// in `r`, from its start to its end (its length comes from seeking to the end). `source`
+/// names it in errors. It does not check that the tensors' data lies inside `r`:
+/// [`crate::GgufModel::load`] does that.
+///
+/// Every count and length is checked against the bytes left before anything is allocated, so
+/// corrupt input is an [`LlmError::InvalidGguf`] (or [`LlmError::Io`] if `r` fails to seek),
+/// never a panic or a huge allocation.
+///
+/// ```
+/// use std::io::Cursor;
+/// let mut b = b"GGUF".to_vec();
+/// b.extend(3u32.to_le_bytes()); // version
+/// b.extend(0u64.to_le_bytes()); // tensors
+/// b.extend(0u64.to_le_bytes()); // metadata entries
+/// let h = pgraphrag_llm::read_gguf_header(&mut Cursor::new(&b), "x.gguf".as_ref()).unwrap();
+/// assert_eq!((h.tensor_names.len(), h.data_offset), (0, 32));
+///
+/// b[8] = 0xff; // 255 tensors cannot fit
+/// assert!(pgraphrag_llm::read_gguf_header(&mut Cursor::new(&b), "x.gguf".as_ref()).is_err());
+/// ```
+pub fn read_gguf_header<R: Read + Seek>(
+    r: &mut R,
+    source: &std::path::Path,
+) -> crate::Result<GgufHeader> {
+    let len = r.seek(SeekFrom::End(0)).map_err(|e| crate::LlmError::Io {
+        path: source.to_path_buf(),
+        source: e,
+    })?;
+    let f = GgufFile::read(r, len).map_err(|reason| crate::LlmError::InvalidGguf {
+        path: source.to_path_buf(),
+        reason: format!("bad header: {reason}"),
+    })?;
+    let mut metadata_keys: Vec<String> = f.metadata.into_keys().collect();
+    metadata_keys.sort_unstable();
+    let mut tensor_names: Vec<String> = f.tensors.into_keys().collect();
+    tensor_names.sort_unstable();
+    Ok(GgufHeader {
+        metadata_keys,
+        tensor_names,
+        data_offset: f.data_offset,
+    })
 }
