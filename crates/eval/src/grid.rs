@@ -438,6 +438,7 @@ mod tests {
                 user: vec![ranked("a"), ranked("b"), ranked("c")],
                 neighbors: vec![ranked("n")],
                 random: Some(ranked("r")),
+                ..Default::default()
             })
             .collect();
         let bench = Bench::new(Task::Title, pgraphrag_grid(&Mode::ALL, &[1, 2, 4]));
@@ -531,6 +532,7 @@ mod tests {
                 user: vec![ranked("a"), ranked("b"), ranked("c")],
                 neighbors: vec![ranked("n"), ranked(&format!("m{i}"))],
                 random: Some(ranked("r")),
+                ..Default::default()
             })
             .collect();
         let mut outs = Vec::new();
