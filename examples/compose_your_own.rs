@@ -39,7 +39,7 @@ fn main() -> anyhow::Result<()> {
         let p = ranker.rank(&graph, &user.id, &IdPolicy::Normalize.apply(&t.pid), &query)?;
         println!("{} ({query}):", user.id);
         for h in &p.neighbors {
-            let e = &graph.review(h.review).entry;
+            let e = &h.entry;
             println!(
                 "  {:.4}  {}",
                 h.score.unwrap_or(f64::NAN),

@@ -13,7 +13,7 @@ use pgraphrag_graph::GraphOptions;
 use pgraphrag_llm::{DEFAULT_MODEL_FILE, GgufModel, GgufOptions};
 use pgraphrag_metrics::rouge::{Rouge, RougeOptions};
 use pgraphrag_prompt::extract::{ExtractOptions, extract};
-use pgraphrag_prompt::pgraphrag::{Mode, PromptBuilder, RankedProfile, Task as PromptTask};
+use pgraphrag_prompt::pgraphrag::{Mode, PromptBuilder, Task as PromptTask};
 use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker, Task};
 
 fn main() -> anyhow::Result<()> {
@@ -40,19 +40,12 @@ fn main() -> anyhow::Result<()> {
         let target = user.target().context("a user without reviews")?;
         let item = IdPolicy::Normalize.apply(&target.pid);
         let query = Task::Title.query(target.title.as_deref(), target.text.as_deref());
-        let ranked = ranker.rank(&graph, &user.id, &item, &query)?;
-        let entry = |h: &pgraphrag_retrieval::profile::Hit| graph.review(h.review).entry.clone();
-        let profile = RankedProfile {
-            user_id: user.id.clone(),
-            target: pgraphrag_core::Entry {
-                title: target.title.clone(),
-                text: target.text.clone(),
-                rating: target.rating,
-                ..Default::default()
-            },
-            user: ranked.user.iter().map(entry).collect(),
-            neighbors: ranked.neighbors.iter().map(entry).collect(),
-            random: None,
+        let mut profile = ranker.rank(&graph, &user.id, &item, &query)?;
+        profile.target = pgraphrag_core::Entry {
+            title: target.title.clone(),
+            text: target.text.clone(),
+            rating: target.rating,
+            ..Default::default()
         };
         let prompt = prompts.chat(&profile, Mode::Both, 2);
         let output = model.generate(&prompt, &params)?;

@@ -4,7 +4,7 @@ use pgraphrag_core::Entry;
 use pgraphrag_data::{IdPolicy, load_split};
 use pgraphrag_graph::GraphOptions;
 use pgraphrag_metrics::rouge::{Rouge, RougeOptions};
-use pgraphrag_prompt::pgraphrag::{Mode, PromptBuilder, RankedProfile, Task as PromptTask};
+use pgraphrag_prompt::pgraphrag::{Mode, PromptBuilder, Task as PromptTask};
 use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker, Task};
 
 #[test]
@@ -21,21 +21,13 @@ fn every_mode_prompt_quotes_what_was_retrieved_on_all_four_splits() {
             let t = user.target().unwrap();
             let item = IdPolicy::Normalize.apply(&t.pid);
             let query = Task::Text.query(t.title.as_deref(), t.text.as_deref());
-            let ranked = ranker.rank(&graph, &user.id, &item, &query).unwrap();
-            assert!(ranked.user.len() <= 5 && ranked.neighbors.len() <= 5);
-            let entry =
-                |h: &pgraphrag_retrieval::profile::Hit| graph.review(h.review).entry.clone();
-            let profile = RankedProfile {
-                user_id: user.id.clone(),
-                target: Entry {
-                    title: t.title.clone(),
-                    text: t.text.clone(),
-                    rating: t.rating,
-                    ..Default::default()
-                },
-                user: ranked.user.iter().map(entry).collect(),
-                neighbors: ranked.neighbors.iter().map(entry).collect(),
-                random: ranked.random.map(|r| graph.review(r).entry.clone()),
+            let mut profile = ranker.rank(&graph, &user.id, &item, &query).unwrap();
+            assert!(profile.user.len() <= 5 && profile.neighbors.len() <= 5);
+            profile.target = Entry {
+                title: t.title.clone(),
+                text: t.text.clone(),
+                rating: t.rating,
+                ..Default::default()
             };
             for mode in [
                 Mode::None,
@@ -47,7 +39,7 @@ fn every_mode_prompt_quotes_what_was_retrieved_on_all_four_splits() {
                 let p = builder.build(&profile, mode, 2);
                 if matches!(mode, Mode::Neighbor | Mode::Both) {
                     for n in profile.neighbors.iter().take(2) {
-                        let text = n.text.as_deref().unwrap_or("None");
+                        let text = n.entry.text.as_deref().unwrap_or("None");
                         assert!(
                             p.contains(text),
                             "{ds}/{}: {mode:?} prompt lacks a retrieved text",

@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use pgraphrag_core::Generator;
-use pgraphrag_data::write_rankings;
+use pgraphrag_data::{RankingRecord, write_rankings};
 use pgraphrag_eval::{
     Bench, CachedGenerator, ConfigOutputs, GenerationCache, RatingScorer, Recipe, ResultsTable,
-    RunName, Scorer, TextScorer, Wrapper, gold, pgraphrag_grid, rank_all, ranked_profile,
-    ranking_file_name, write_atomic, write_output_file,
+    RunName, Scorer, TextScorer, Wrapper, gold, pgraphrag_grid, rank_all, ranking_file_name,
+    write_atomic, write_output_file,
 };
 use pgraphrag_llm::{
     Activations, ContextOverflow, Engine, GgufModel, GgufOptions, OpenAiClient, OpenAiOptions,
@@ -376,7 +376,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     popts.k = popts.k.max(args.ks.iter().copied().max().unwrap_or(1));
     let ranker = ProfileRanker::new(recipe.bm25(), popts);
     let bar = Bar::new(args.quiet);
-    let records = rank_all(&split, &graph, policy, task, ranker, &bar)?;
+    let ranked = rank_all(&split, &graph, policy, task, ranker, &bar)?;
+    let records: Vec<RankingRecord> = ranked.iter().map(RankingRecord::from_profile).collect();
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating the output folder {}", args.out.display()))?;
     let ranker_name = "bm25";
@@ -387,7 +388,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     ));
     write_rankings(&ranking_file, &records)
         .with_context(|| format!("writing {}", ranking_file.display()))?;
-    let profiles: Vec<_> = records.iter().map(ranked_profile).collect();
+    // The prompts read the ranking file's values (`int()` ratings, `"None"` strings).
+    let profiles: Vec<_> = records.iter().map(RankingRecord::to_profile).collect();
 
     // Generate.
     let (model, model_id, label) = backend(&args)?;

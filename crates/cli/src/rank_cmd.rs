@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::ValueEnum;
-use pgraphrag_core::Progress;
+use pgraphrag_core::{Progress, RankedProfile};
 use pgraphrag_data::{IdPolicy, RankingRecord, Split, write_rankings};
 use pgraphrag_eval::{RankingSummary, Recipe, rank_all, ranking_file_name};
 use pgraphrag_graph::UserItemGraph;
@@ -222,13 +222,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// Writes one ranking file and prints its summary line.
 fn finish(
-    records: &[RankingRecord],
+    profiles: &[RankedProfile],
     graph: &UserItemGraph,
     out: &Path,
     t0: Instant,
 ) -> anyhow::Result<()> {
-    write_rankings(out, records).with_context(|| format!("writing {}", out.display()))?;
-    let s = RankingSummary::of(records);
+    let records: Vec<RankingRecord> = profiles.iter().map(RankingRecord::from_profile).collect();
+    write_rankings(out, &records).with_context(|| format!("writing {}", out.display()))?;
+    let s = RankingSummary::of(profiles);
     eprintln!(
         "ranked {} users ({} reviews in the graph, {} overwritten) in {:.2}s: mean {:.2} user / {:.2} neighbour entries; wrote {}",
         s.users,
@@ -251,7 +252,7 @@ fn rank_task(
     task: Task,
     mut popts: ProfileOptions,
     progress: &dyn Progress,
-) -> anyhow::Result<Vec<RankingRecord>> {
+) -> anyhow::Result<Vec<RankedProfile>> {
     let policy: IdPolicy = recipe.id_policy();
     let records = match args.retriever {
         RetrieverArg::Bm25 => {
@@ -336,7 +337,7 @@ fn dense_retriever(
     queries: &[String],
     progress: &dyn Progress,
 ) -> anyhow::Result<pgraphrag_retrieval::dense::DenseRetriever> {
-    use pgraphrag_retrieval::dense::{DenseRetriever, Pooling};
+    use pgraphrag_retrieval::dense::{ContrieverOptions, DenseRetriever};
     let Some(model) = args.model.as_deref() else {
         return Err(usage(
             "--retriever contriever needs --model DIR: a BERT folder with config.json, tokenizer.json and \
@@ -353,15 +354,11 @@ fn dense_retriever(
         .embedding_cache
         .clone()
         .unwrap_or_else(|| default_cache(&args.out));
-    let pooling = match args.doc_pooling {
-        PoolingArg::Mean => Pooling::Mean,
-        PoolingArg::Pooler => Pooling::Pooler,
+    let recipe = match args.doc_pooling {
+        PoolingArg::Mean => ContrieverOptions::paper(),
+        PoolingArg::Pooler => ContrieverOptions::notebook(),
     };
-    let r = DenseRetriever::builder(model)
-        .doc_pooling(pooling)
-        .backend(args.backend.into())
-        .cache(&cache)
-        .build()
+    let r = DenseRetriever::contriever(model, recipe.backend(args.backend.into()).cache(&cache))
         .with_context(|| format!("loading the dense model {}", model.display()))?;
     let docs: Vec<String> = graph
         .reviews()

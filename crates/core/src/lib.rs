@@ -46,7 +46,8 @@ pub use error::{Error, Result};
 pub use progress::{NoProgress, Progress};
 pub use ties::{TieOrder, numpy_argsort, rank_order, top_k};
 pub use types::{
-    Bm25Params, Embeddings, Entry, GenParams, Message, Prompt, Role, Scored, sort_desc,
+    Bm25Params, Embeddings, Entry, GenParams, ItemId, Message, Prompt, RankedEntry, RankedProfile,
+    Role, Scored, sort_desc,
 };
 pub use vocab::{Language, Task, UnknownName};
 

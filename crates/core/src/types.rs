@@ -37,6 +37,144 @@ impl Entry {
     }
 }
 
+/// An item (product) id, keeping its JSON type: `"123"` and `123` are different items, as
+/// they are for the released Python code. Serialises untagged (a JSON string or integer).
+/// The default is the empty string id.
+///
+/// ```
+/// use pgraphrag_core::ItemId;
+/// assert_ne!(ItemId::from("123"), ItemId::Int(123));
+/// assert_eq!(ItemId::Int(123).to_string(), "123");
+/// assert_eq!(ItemId::Int(123).normalized(), ItemId::from("123"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ItemId {
+    /// A JSON string id.
+    Str(String),
+    /// A JSON integer id.
+    Int(i64),
+}
+
+impl Default for ItemId {
+    fn default() -> Self {
+        ItemId::Str(String::new())
+    }
+}
+
+impl ItemId {
+    /// The id as a string item ([`ItemId::Int`] becomes its decimal text), the "clean" choice
+    /// where `123` and `"123"` are one item.
+    pub fn normalized(&self) -> ItemId {
+        match self {
+            ItemId::Str(_) => self.clone(),
+            ItemId::Int(i) => ItemId::Str(i.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for ItemId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ItemId::Str(s) => f.write_str(s),
+            ItemId::Int(i) => write!(f, "{i}"),
+        }
+    }
+}
+
+impl From<&str> for ItemId {
+    fn from(s: &str) -> Self {
+        ItemId::Str(s.to_string())
+    }
+}
+impl From<String> for ItemId {
+    fn from(s: String) -> Self {
+        ItemId::Str(s)
+    }
+}
+impl From<i64> for ItemId {
+    fn from(i: i64) -> Self {
+        ItemId::Int(i)
+    }
+}
+
+/// One retrieved entry of a [`RankedProfile`]: the entry, its item id with the JSON type, and
+/// the retriever's score (`None` when it was not scored, e.g. the released notebook's single
+/// unranked neighbour or the random review).
+///
+/// ```
+/// let r = pgraphrag_core::RankedEntry::new(pgraphrag_core::Entry::default(), Some(0.5));
+/// assert_eq!((r.item.to_string(), r.score), (String::new(), Some(0.5)));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RankedEntry {
+    /// The entry (`entry.item` is the item id's text).
+    pub entry: Entry,
+    /// The item id with its JSON type.
+    pub item: ItemId,
+    /// The retriever's score, if ranked.
+    pub score: Option<f64>,
+}
+
+impl RankedEntry {
+    /// An entry whose item id is `entry.item` as a string id.
+    pub fn new(entry: Entry, score: Option<f64>) -> Self {
+        let item = ItemId::Str(entry.item.clone());
+        RankedEntry { entry, item, score }
+    }
+}
+
+impl From<Entry> for RankedEntry {
+    /// An unscored entry ([`RankedEntry::new`] with no score).
+    fn from(entry: Entry) -> Self {
+        RankedEntry::new(entry, None)
+    }
+}
+
+/// One target's ranked profile, the value every stage passes on: retrieval produces it
+/// (`pgraphrag_retrieval::profile::ProfileRanker`), prompts consume it
+/// (`pgraphrag_prompt::pgraphrag::PromptBuilder`), and a PGraphRAG ranking-file record is its
+/// file form (`pgraphrag_data::RankingRecord::{from_profile, to_profile}`).
+///
+/// `user` and `neighbors` are ranked best first; a prompt with `k` uses the first `k` of each.
+///
+/// ```
+/// use pgraphrag_core::{Entry, RankedEntry, RankedProfile};
+/// let p = RankedProfile {
+///     user_id: "u1".into(),
+///     neighbors: vec![RankedEntry::new(Entry { text: Some("Great".into()), ..Default::default() }, Some(1.0))],
+///     ..Default::default()
+/// };
+/// assert_eq!(p.neighbor_entries().next().unwrap().text.as_deref(), Some("Great"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RankedProfile {
+    /// The target user's id.
+    pub user_id: String,
+    /// The target review (`profile[0]`): its fields are quoted in a prompt's direction and
+    /// are the gold answers.
+    pub target: Entry,
+    /// The target item's id with its JSON type.
+    pub target_item: ItemId,
+    /// The user's own reviews of other items, best first.
+    pub user: Vec<RankedEntry>,
+    /// Other users' reviews of the target item, best first.
+    pub neighbors: Vec<RankedEntry>,
+    /// A review of a random other user, if drawn.
+    pub random: Option<RankedEntry>,
+}
+
+impl RankedProfile {
+    /// The entries of [`RankedProfile::user`], best first.
+    pub fn user_entries(&self) -> impl Iterator<Item = &Entry> {
+        self.user.iter().map(|r| &r.entry)
+    }
+    /// The entries of [`RankedProfile::neighbors`], best first.
+    pub fn neighbor_entries(&self) -> impl Iterator<Item = &Entry> {
+        self.neighbors.iter().map(|r| &r.entry)
+    }
+}
+
 /// A value with a score. Retrievers return `Scored<usize>` (an index and its score).
 ///
 /// ```

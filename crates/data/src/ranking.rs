@@ -1,12 +1,12 @@
 use std::io::Write;
 use std::path::Path;
 
-use pgraphrag_graph::{ItemId, Review};
+use pgraphrag_core::{Entry, ItemId, RankedEntry, RankedProfile};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use crate::split::{parse_json, type_name};
-use crate::{Error, Result, SplitUser};
+use crate::{Error, Result};
 // Python's `int(x)` of a rating (truncation toward zero), `None` when non-finite.
 use pgraphrag_text::py::int as py_int;
 
@@ -76,30 +76,66 @@ fn none_str(s: &Option<String>) -> String {
 }
 
 impl UserRating {
-    /// The entry for a graph review.
-    pub fn from_review(r: &Review, score: Option<f64>) -> Self {
+    fn from_ranked(r: &RankedEntry) -> Self {
         UserRating {
             product_id: r.item.clone(),
             review_rating: r.entry.rating.and_then(py_int),
             review_title: none_str(&r.entry.title),
             review_text: none_str(&r.entry.text),
             doc_id: r.entry.id,
-            score,
+            score: r.score,
         }
+    }
+
+    fn to_ranked(&self, author: &str) -> RankedEntry {
+        ranked(
+            author,
+            &self.product_id,
+            &self.review_title,
+            &self.review_text,
+            self.review_rating,
+            self.doc_id,
+            self.score,
+        )
     }
 }
 
 impl NeighborRating {
-    /// The entry for a graph review.
-    pub fn from_review(r: &Review, score: Option<f64>) -> Self {
+    fn from_ranked(r: &RankedEntry) -> Self {
         NeighborRating {
             user_id: r.entry.author.clone(),
             review_rating: r.entry.rating.and_then(py_int),
             review_title: none_str(&r.entry.title),
             review_text: none_str(&r.entry.text),
             doc_id: r.entry.id,
-            score,
+            score: r.score,
         }
+    }
+}
+
+/// A ranking-file entry as `UserProfile.__init__` reads it: the stored title and text as
+/// they are (`"None"` stays the string `"None"`) and the integer rating.
+fn ranked(
+    author: &str,
+    item: &ItemId,
+    title: &str,
+    text: &str,
+    rating: Option<i64>,
+    doc_id: usize,
+    score: Option<f64>,
+) -> RankedEntry {
+    RankedEntry {
+        entry: Entry {
+            id: doc_id,
+            author: author.to_string(),
+            item: item.to_string(),
+            title: Some(title.to_string()),
+            text: Some(text.to_string()),
+            rating: rating.map(|r| r as f64),
+            time: None,
+        },
+        item: item.clone(),
+        score,
     }
 }
 
@@ -128,20 +164,82 @@ pub struct RankingRecord {
 }
 
 impl RankingRecord {
-    /// A record for `user` (its target is `profile[0]`) with empty lists; `None` for an empty
-    /// profile.
-    pub fn for_user(user: &SplitUser) -> Option<Self> {
-        let t = user.target()?;
-        Some(RankingRecord {
-            user_id: user.id.clone(),
-            product_id: t.pid.clone(),
-            user_review_text: t.text.clone(),
-            user_review_title: t.title.clone(),
-            user_review_rating: t.rating.and_then(py_int),
-            user_ratings: Vec::new(),
-            neighbor_ratings: Vec::new(),
-            random_review: None,
-        })
+    /// The file form of a ranked profile, as the notebook's `process_item` writes it: the
+    /// target's raw title and text, `int()` of every rating, `"None"` for a missing title or
+    /// text of a ranked review, and each ranked review's score.
+    ///
+    /// ```
+    /// use pgraphrag_core::{Entry, ItemId, RankedEntry, RankedProfile};
+    /// use pgraphrag_data::RankingRecord;
+    /// let n = Entry { id: 3, author: "v".into(), item: "7".into(), text: Some("y".into()), rating: Some(4.5), ..Default::default() };
+    /// let p = RankedProfile {
+    ///     user_id: "u".into(),
+    ///     target: Entry { title: Some("t".into()), rating: Some(5.0), ..Default::default() },
+    ///     target_item: ItemId::Int(7),
+    ///     neighbors: vec![RankedEntry { entry: n, item: ItemId::Int(7), score: Some(0.5) }],
+    ///     ..Default::default()
+    /// };
+    /// let r = RankingRecord::from_profile(&p);
+    /// assert_eq!(r.neighbor_ratings[0].review_title, "None");
+    /// assert_eq!((r.neighbor_ratings[0].review_rating, r.neighbor_ratings[0].score), (Some(4), Some(0.5)));
+    /// assert_eq!(r.to_profile().neighbors[0].entry.title.as_deref(), Some("None"));
+    /// assert_eq!(RankingRecord::from_profile(&r.to_profile()), r);
+    /// ```
+    pub fn from_profile(p: &RankedProfile) -> Self {
+        RankingRecord {
+            user_id: p.user_id.clone(),
+            product_id: p.target_item.clone(),
+            user_review_text: p.target.text.clone(),
+            user_review_title: p.target.title.clone(),
+            user_review_rating: p.target.rating.and_then(py_int),
+            user_ratings: p.user.iter().map(UserRating::from_ranked).collect(),
+            neighbor_ratings: p
+                .neighbors
+                .iter()
+                .map(NeighborRating::from_ranked)
+                .collect(),
+            random_review: p.random.as_ref().map(UserRating::from_ranked),
+        }
+    }
+
+    /// The ranked profile this record stores, as the prompt code reads a ranking file
+    /// (`UserProfile.__init__`): the target's raw title, text and rating, and the stored
+    /// title, text (`"None"` stays the string `"None"`) and integer rating of each ranked
+    /// review. `RankingRecord::from_profile(&r.to_profile())` is `r`.
+    pub fn to_profile(&self) -> RankedProfile {
+        RankedProfile {
+            user_id: self.user_id.clone(),
+            target: Entry {
+                author: self.user_id.clone(),
+                item: self.product_id.to_string(),
+                title: self.user_review_title.clone(),
+                text: self.user_review_text.clone(),
+                rating: self.user_review_rating.map(|r| r as f64),
+                ..Default::default()
+            },
+            target_item: self.product_id.clone(),
+            user: self
+                .user_ratings
+                .iter()
+                .map(|r| r.to_ranked(&self.user_id))
+                .collect(),
+            neighbors: self
+                .neighbor_ratings
+                .iter()
+                .map(|r| {
+                    ranked(
+                        &r.user_id,
+                        &self.product_id,
+                        &r.review_title,
+                        &r.review_text,
+                        r.review_rating,
+                        r.doc_id,
+                        r.score,
+                    )
+                })
+                .collect(),
+            random: self.random_review.as_ref().map(|r| r.to_ranked("")),
+        }
     }
 }
 

@@ -425,15 +425,20 @@ mod tests {
         }
     }
 
+    fn ranked(t: &str) -> pgraphrag_core::RankedEntry {
+        entry(t).into()
+    }
+
     #[test]
     fn rerun_generates_nothing_and_outputs_are_equal() {
         let profiles: Vec<RankedProfile> = (0..3)
             .map(|i| RankedProfile {
                 user_id: format!("u{i}"),
                 target: entry(&format!("t{i}")),
-                user: vec![entry("a"), entry("b"), entry("c")],
-                neighbors: vec![entry("n")],
-                random: Some(entry("r")),
+                user: vec![ranked("a"), ranked("b"), ranked("c")],
+                neighbors: vec![ranked("n")],
+                random: Some(ranked("r")),
+                ..Default::default()
             })
             .collect();
         let bench = Bench::new(Task::Title, pgraphrag_grid(&Mode::ALL, &[1, 2, 4]));
@@ -524,9 +529,10 @@ mod tests {
             .map(|i| RankedProfile {
                 user_id: format!("u{i}"),
                 target: entry(&format!("target{i}")),
-                user: vec![entry("a"), entry("b"), entry("c")],
-                neighbors: vec![entry("n"), entry(&format!("m{i}"))],
-                random: Some(entry("r")),
+                user: vec![ranked("a"), ranked("b"), ranked("c")],
+                neighbors: vec![ranked("n"), ranked(&format!("m{i}"))],
+                random: Some(ranked("r")),
+                ..Default::default()
             })
             .collect();
         let mut outs = Vec::new();

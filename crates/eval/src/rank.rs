@@ -1,15 +1,18 @@
-//! Ranking a whole split into PGraphRAG ranking records (what `pgraphrag rank` and
-//! `pgraphrag bench` write as `RANKING-*.json`).
+//! Ranking a whole split into ranked profiles (what `pgraphrag rank` and `pgraphrag bench`
+//! write as `RANKING-*.json`, through `pgraphrag_data::RankingRecord::from_profile`).
 
 use pgraphrag_core::progress::Progress;
-use pgraphrag_data::{IdPolicy, NeighborRating, RankingRecord, Split, UserRating};
+use pgraphrag_core::{Entry, RankedProfile};
+use pgraphrag_data::{IdPolicy, Split};
 use pgraphrag_graph::UserItemGraph;
 use pgraphrag_retrieval::profile::{CandidateRanker, ProfileRanker, Task};
 
 use crate::{Error, Result};
 
-/// Ranks every user of `split` (in file order) against `graph` and builds the ranking
-/// records, reporting users to `progress`. `policy` must be the one `graph` was built with.
+/// Ranks every user of `split` (in file order) against `graph` into ranked profiles, reporting
+/// users to `progress`. `policy` must be the one `graph` was built with. Each profile's
+/// target is the user's `profile[0]` as the split stores it (raw title, text and rating; the
+/// item id with its JSON type).
 ///
 /// ```
 /// use pgraphrag_core::NoProgress;
@@ -24,8 +27,8 @@ use crate::{Error, Result};
 /// let ranker = ProfileRanker::new(r.bm25(), r.profile_options());
 /// let recs = rank_all(&split, &graph, r.id_policy(), Task::Text, ranker, &NoProgress).unwrap();
 /// assert_eq!(recs.len(), 2);
-/// assert_eq!(recs[0].user_ratings[0].review_text, "b");
-/// assert_eq!(recs[0].neighbor_ratings[0].review_text, "c");
+/// assert_eq!(recs[0].user[0].entry.text.as_deref(), Some("b"));
+/// assert_eq!(recs[0].neighbors[0].entry.text.as_deref(), Some("c"));
 /// ```
 pub fn rank_all<R: CandidateRanker>(
     split: &Split,
@@ -34,7 +37,7 @@ pub fn rank_all<R: CandidateRanker>(
     task: Task,
     mut ranker: ProfileRanker<R>,
     progress: &dyn Progress,
-) -> Result<Vec<RankingRecord>> {
+) -> Result<Vec<RankedProfile>> {
     progress.start(split.users.len() as u64, "users");
     let out = rank_records(split, graph, policy, task, &mut ranker, progress);
     progress.finish();
@@ -48,39 +51,34 @@ fn rank_records<R: CandidateRanker>(
     task: Task,
     ranker: &mut ProfileRanker<R>,
     progress: &dyn Progress,
-) -> Result<Vec<RankingRecord>> {
+) -> Result<Vec<RankedProfile>> {
     let mut out = Vec::with_capacity(split.users.len());
     for (i, user) in split.users.iter().enumerate() {
-        let Some(mut rec) = RankingRecord::for_user(user) else {
+        let Some(target) = user.target() else {
             return Err(Error::EmptyProfile {
                 record: i,
                 user_id: user.id.clone(),
             });
         };
-        let target = &user.profile[0];
         let item = policy.apply(&target.pid);
         let query = task.query(target.title.as_deref(), target.text.as_deref());
-        let p = ranker
+        let mut p = ranker
             .rank(graph, &user.id, &item, &query)
             .map_err(|source| Error::Ranking {
                 record: i,
                 user_id: user.id.clone(),
                 source: Box::new(source),
             })?;
-        rec.user_ratings = p
-            .user
-            .iter()
-            .map(|h| UserRating::from_review(graph.review(h.review), h.score))
-            .collect();
-        rec.neighbor_ratings = p
-            .neighbors
-            .iter()
-            .map(|h| NeighborRating::from_review(graph.review(h.review), h.score))
-            .collect();
-        rec.random_review = p
-            .random
-            .map(|r| UserRating::from_review(graph.review(r), None));
-        out.push(rec);
+        p.target = Entry {
+            author: user.id.clone(),
+            item: target.pid.to_string(),
+            title: target.title.clone(),
+            text: target.text.clone(),
+            rating: target.rating,
+            ..Default::default()
+        };
+        p.target_item = target.pid.clone();
+        out.push(p);
         progress.advance(1);
     }
     Ok(out)
@@ -97,7 +95,7 @@ pub fn ranking_file_name(stem: &str, task: &str, ranker: &str) -> String {
     format!("RANKING-{stem}_{task}_{ranker}.json")
 }
 
-/// Sizes of a set of ranking records, for a run's summary line.
+/// Sizes of a set of ranked profiles, for a run's summary line.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct RankingSummary {
     /// Records (users).
@@ -109,17 +107,13 @@ pub struct RankingSummary {
 }
 
 impl RankingSummary {
-    /// Summarises `records` (means are 0 for no records).
-    pub fn of(records: &[RankingRecord]) -> Self {
-        let n = records.len().max(1) as f64;
+    /// Summarises `profiles` (means are 0 for no profiles).
+    pub fn of(profiles: &[RankedProfile]) -> Self {
+        let n = profiles.len().max(1) as f64;
         RankingSummary {
-            users: records.len(),
-            mean_user: records.iter().map(|r| r.user_ratings.len()).sum::<usize>() as f64 / n,
-            mean_neighbors: records
-                .iter()
-                .map(|r| r.neighbor_ratings.len())
-                .sum::<usize>() as f64
-                / n,
+            users: profiles.len(),
+            mean_user: profiles.iter().map(|p| p.user.len()).sum::<usize>() as f64 / n,
+            mean_neighbors: profiles.iter().map(|p| p.neighbors.len()).sum::<usize>() as f64 / n,
         }
     }
 }

@@ -38,7 +38,6 @@
 #![deny(missing_docs)]
 
 use std::collections::HashMap;
-use std::fmt;
 
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -61,59 +60,8 @@ pub enum Error {
 /// `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// An item (product) id, keeping its JSON type: `"123"` and `123` are different items, as
-/// they are for the released Python code. Serialises untagged (a JSON string or integer).
-///
-/// ```
-/// use pgraphrag_graph::ItemId;
-/// assert_ne!(ItemId::from("123"), ItemId::Int(123));
-/// assert_eq!(ItemId::Int(123).to_string(), "123");
-/// assert_eq!(ItemId::Int(123).normalized(), ItemId::from("123"));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ItemId {
-    /// A JSON string id.
-    Str(String),
-    /// A JSON integer id.
-    Int(i64),
-}
-
-impl ItemId {
-    /// The id as a string item ([`ItemId::Int`] becomes its decimal text), the "clean" choice
-    /// where `123` and `"123"` are one item.
-    pub fn normalized(&self) -> ItemId {
-        match self {
-            ItemId::Str(_) => self.clone(),
-            ItemId::Int(i) => ItemId::Str(i.to_string()),
-        }
-    }
-}
-
-impl fmt::Display for ItemId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ItemId::Str(s) => f.write_str(s),
-            ItemId::Int(i) => write!(f, "{i}"),
-        }
-    }
-}
-
-impl From<&str> for ItemId {
-    fn from(s: &str) -> Self {
-        ItemId::Str(s.to_string())
-    }
-}
-impl From<String> for ItemId {
-    fn from(s: String) -> Self {
-        ItemId::Str(s)
-    }
-}
-impl From<i64> for ItemId {
-    fn from(i: i64) -> Self {
-        ItemId::Int(i)
-    }
-}
+/// An item (product) id with its JSON type: `pgraphrag-core`'s, re-exported.
+pub use pgraphrag_core::ItemId;
 
 /// What happens when the same user reviews the same item twice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

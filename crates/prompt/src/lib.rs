@@ -16,7 +16,7 @@
 //!
 //! let target = Entry { title: Some("Great".into()), text: Some("Works well.".into()), ..Default::default() };
 //! let neighbour = Entry { title: Some("Fine".into()), text: Some("Does the job".into()), rating: Some(4.0), ..Default::default() };
-//! let profile = RankedProfile { user_id: "u1".into(), target, neighbors: vec![neighbour], ..Default::default() };
+//! let profile = RankedProfile { user_id: "u1".into(), target, neighbors: vec![neighbour.into()], ..Default::default() };
 //! let prompt = PromptBuilder::new(Task::Title).build(&profile, Mode::Neighbor, 1);
 //! assert!(prompt.starts_with("Given the following reviews from other users on the same product:\nOther Users' Reviews:\n"));
 //! assert!(prompt.ends_with("using the format: 'Review title:'."));

@@ -149,24 +149,10 @@ fn language_insert(language: Language) -> &'static str {
     }
 }
 
-/// One user's ranked retrieval results: what a PGraphRAG ranking-file record holds
-/// (`user_review_*`, `user_ratings`, `neighbor_ratings`, `random_review`).
-///
-/// `user` and `neighbors` are ranked best first; a prompt with `k` uses the first `k` of
-/// each. Only `title`, `text` and `rating` of each [`Entry`] are read.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RankedProfile {
-    /// The user's id (written to the OUTPUT files).
-    pub user_id: String,
-    /// The target review (`profile[0]`): its fields are quoted in the direction.
-    pub target: Entry,
-    /// The user's own other reviews, ranked (`user_ratings`).
-    pub user: Vec<Entry>,
-    /// Other users' reviews of the target product, ranked (`neighbor_ratings`).
-    pub neighbors: Vec<Entry>,
-    /// A random review of another user (`random_review`; `null` in a ranking file is `None`).
-    pub random: Option<Entry>,
-}
+/// One user's ranked retrieval results, the prompt's input: `pgraphrag-core`'s, re-exported.
+/// A prompt with `k` uses the first `k` of `user` and of `neighbors`; only `title`, `text`
+/// and `rating` of each entry are read.
+pub use pgraphrag_core::{RankedEntry, RankedProfile};
 
 /// Builds PGraphRAG prompts for one task and language.
 ///
@@ -238,9 +224,9 @@ impl PromptBuilder {
         out
     }
 
-    fn block(&self, out: &mut String, header: &str, reviews: &[Entry]) {
+    fn block(&self, out: &mut String, header: &str, reviews: &[RankedEntry]) {
         out.push_str(header);
-        for r in reviews {
+        for r in reviews.iter().map(|r| &r.entry) {
             out.push_str("Review title: \"");
             out.push_str(&py_opt(&r.title));
             out.push_str("\", Review text: \"");
@@ -298,7 +284,7 @@ impl PromptBuilder {
     }
 }
 
-fn top(v: &[Entry], k: usize) -> &[Entry] {
+fn top(v: &[RankedEntry], k: usize) -> &[RankedEntry] {
     &v[..k.min(v.len())]
 }
 
@@ -377,8 +363,8 @@ mod tests {
     fn both_joins_blocks_with_one_newline() {
         let p = RankedProfile {
             target: e("T", "X", 5.0),
-            user: vec![e("u1", "ux1", 3.0), e("u2", "ux2", 4.0)],
-            neighbors: vec![e("n1", "nx1", 1.0)],
+            user: vec![e("u1", "ux1", 3.0).into(), e("u2", "ux2", 4.0).into()],
+            neighbors: vec![e("n1", "nx1", 1.0).into()],
             ..Default::default()
         };
         let s = PromptBuilder::new(Task::Rating).build(&p, Mode::Both, 1);
@@ -423,7 +409,7 @@ mod tests {
     fn missing_fields_print_none() {
         let p = RankedProfile {
             target: Entry::default(),
-            random: Some(Entry::default()),
+            random: Some(Entry::default().into()),
             ..Default::default()
         };
         let s = PromptBuilder::new(Task::Rating).build(&p, Mode::Random, 1);

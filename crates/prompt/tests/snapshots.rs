@@ -25,7 +25,14 @@ fn entry(v: &Value) -> Entry {
 }
 
 fn profile(rec: &Value) -> RankedProfile {
-    let list = |k: &str| rec[k].as_array().unwrap().iter().map(entry).collect();
+    let list = |k: &str| {
+        rec[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| entry(v).into())
+            .collect()
+    };
     RankedProfile {
         user_id: rec["user_id"].as_str().unwrap().to_string(),
         target: Entry {
@@ -36,7 +43,8 @@ fn profile(rec: &Value) -> RankedProfile {
         },
         user: list("user_ratings"),
         neighbors: list("neighbor_ratings"),
-        random: (!rec["random_review"].is_null()).then(|| entry(&rec["random_review"])),
+        random: (!rec["random_review"].is_null()).then(|| entry(&rec["random_review"]).into()),
+        ..Default::default()
     }
 }
 

@@ -35,7 +35,7 @@
 //! let mut ranker = ProfileRanker::new(CachedBm25::pgraphrag(), ProfileOptions::default());
 //! let p = ranker.rank(&g, "ann", &ItemId::from("soap"), &query).unwrap();
 //! assert_eq!(p.user.len(), 1);
-//! assert_eq!(g.review(p.neighbors[0].review).entry.author, "bob");
+//! assert_eq!(p.neighbors[0].entry.author, "bob");
 //! assert!(p.random.is_some());
 //! ```
 
@@ -50,5 +50,7 @@ pub use candidates::{CandidateRanker, WithRetriever};
 pub use options::{DuplicateTexts, EmptyDocs, ProfileOptions, RandomReview, SingleNeighbor};
 /// The task, which decides the query ([`Task::query`]): `pgraphrag-core`'s, re-exported.
 pub use pgraphrag_core::Task;
+/// The ranked profile [`ProfileRanker::rank`] returns: `pgraphrag-core`'s, re-exported.
+pub use pgraphrag_core::{RankedEntry, RankedProfile};
 pub use pyrandom::PyRandom;
-pub use ranker::{Hit, ProfileRanker, RankedProfile};
+pub use ranker::ProfileRanker;

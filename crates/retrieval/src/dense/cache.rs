@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use pgraphrag_core::Encoder;
 use pgraphrag_core::progress::Progress;
 use pgraphrag_store::sqlite::{self, Options, Schema, Synchronous};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -188,7 +189,9 @@ impl EmbeddingCache {
 /// encoded to `progress` (pass `&()` for none). Duplicate texts are encoded once. Returns one row per
 /// text, in order.
 ///
-/// This is the whole-split entry point: interrupting it loses at most one chunk.
+/// This is the whole-split entry point: interrupting it loses at most one chunk. Cache rows
+/// are keyed by [`EmbeddingCache::model_key`]; a chunk is `8 × batch_size` texts. For any
+/// other [`Encoder`], use [`encode_corpus_with`].
 pub fn encode_corpus(
     encoder: &BertEncoder,
     cache: Option<&EmbeddingCache>,
@@ -196,8 +199,78 @@ pub fn encode_corpus(
     pooling: Pooling,
     progress: &dyn Progress,
 ) -> Result<pgraphrag_core::Embeddings> {
-    let dim = encoder.dim();
-    let mut out = vec![0f32; texts.len() * dim];
+    let key = match cache {
+        Some(_) => Some(EmbeddingCache::model_key(encoder, pooling)?),
+        None => None,
+    };
+    let chunk = (encoder.options().batch_size * 8).max(1);
+    encode_cached(
+        Some(encoder.dim()),
+        cache.zip(key.as_deref()),
+        texts,
+        chunk,
+        progress,
+        &|batch| encoder.embed(batch, pooling),
+    )
+}
+
+/// Texts per cache transaction of [`encode_corpus_with`] (8 batches of 32, as
+/// [`encode_corpus`] with the default batch size).
+pub const CORPUS_CHUNK: usize = 256;
+
+/// [`encode_corpus`] for any [`Encoder`]: its vectors ([`Encoder::encode`]) through `cache`,
+/// whose rows are keyed by `model_id` (a name for the encoder and its settings: vectors of
+/// different encoders must never share an id), [`CORPUS_CHUNK`] texts per cache
+/// transaction. One row per text, in order; duplicate texts are encoded once.
+///
+/// ```
+/// use pgraphrag_core::{Embeddings, Encoder, Result};
+/// use pgraphrag_retrieval::dense::{EmbeddingCache, encode_corpus_with};
+/// /// Two features: length and number of spaces.
+/// struct Counts;
+/// impl Encoder for Counts {
+///     fn encode(&self, texts: &[&str]) -> Result<Embeddings> {
+///         let v = texts.iter().flat_map(|t| [t.len() as f32, t.matches(' ').count() as f32]).collect();
+///         Embeddings::new(2, v)
+///     }
+/// }
+/// let cache = EmbeddingCache::in_memory().unwrap();
+/// let e = encode_corpus_with(&Counts, "counts-v1", Some(&cache), &["a b", "cd"], &()).unwrap();
+/// assert_eq!(e.row(0), &[3.0, 1.0]);
+/// assert_eq!(cache.get_many("counts-v1", &["cd"]).unwrap(), vec![Some(vec![2.0, 0.0])]);
+/// ```
+pub fn encode_corpus_with<E: Encoder + ?Sized>(
+    encoder: &E,
+    model_id: &str,
+    cache: Option<&EmbeddingCache>,
+    texts: &[&str],
+    progress: &dyn Progress,
+) -> Result<pgraphrag_core::Embeddings> {
+    encode_cached(
+        encoder.dim(),
+        cache.map(|c| (c, model_id)),
+        texts,
+        CORPUS_CHUNK,
+        progress,
+        &|batch| encode_err(encoder.encode(batch)),
+    )
+}
+
+/// An [`Encoder`]'s error as this crate's.
+pub(crate) fn encode_err<T>(r: pgraphrag_core::Result<T>) -> Result<T> {
+    r.map_err(|e| Error::Compute(format!("encoder: {e}")))
+}
+
+/// The one implementation behind [`encode_corpus`] and [`encode_corpus_with`]: `embed`
+/// encodes one chunk; `dim` is the encoder's dimension when known up front.
+pub(crate) fn encode_cached(
+    dim: Option<usize>,
+    cache: Option<(&EmbeddingCache, &str)>,
+    texts: &[&str],
+    chunk: usize,
+    progress: &dyn Progress,
+    embed: &dyn Fn(&[&str]) -> Result<pgraphrag_core::Embeddings>,
+) -> Result<pgraphrag_core::Embeddings> {
     // Unique texts, first occurrence order.
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut uniq: Vec<&str> = Vec::new();
@@ -211,21 +284,30 @@ pub fn encode_corpus(
         })
         .collect();
     let mut vecs: Vec<Option<Vec<f32>>> = match cache {
-        Some(c) => {
-            let key = EmbeddingCache::model_key(encoder, pooling)?;
-            let got = c.get_many(&key, &uniq)?;
-            for v in got.iter().flatten() {
-                if v.len() != dim {
-                    return Err(c.err(format!(
-                        "cached vectors have dimension {} but the model has {dim}",
-                        v.len()
-                    )));
-                }
-            }
-            got
-        }
+        Some((c, key)) => c.get_many(key, &uniq)?,
         None => vec![None; uniq.len()],
     };
+    let mut dim = dim;
+    let mut check = |n: usize, what: &str| -> Result<()> {
+        match dim {
+            Some(d) if d != n => Err(match cache {
+                Some((c, _)) => c.err(format!(
+                    "{what} vectors have dimension {n} but the model has {d}"
+                )),
+                None => Error::Compute(format!(
+                    "{what} vectors have dimension {n} but the model has {d}"
+                )),
+            }),
+            Some(_) => Ok(()),
+            None => {
+                dim = Some(n);
+                Ok(())
+            }
+        }
+    };
+    for v in vecs.iter().flatten() {
+        check(v.len(), "cached")?;
+    }
     let mut missing: Vec<usize> = (0..uniq.len()).filter(|&i| vecs[i].is_none()).collect();
     // Longest first, so each chunk (and each batch within it, which the encoder sorts by
     // token count) holds texts of similar length and padding stays minimal.
@@ -233,15 +315,18 @@ pub fn encode_corpus(
     if !missing.is_empty() {
         progress.start(missing.len() as u64, "texts");
     }
-    let key = match cache {
-        Some(_) => Some(EmbeddingCache::model_key(encoder, pooling)?),
-        None => None,
-    };
-    let chunk = (encoder.options().batch_size * 8).max(1);
-    for ids in missing.chunks(chunk) {
+    for ids in missing.chunks(chunk.max(1)) {
         let batch: Vec<&str> = ids.iter().map(|&i| uniq[i]).collect();
-        let e = encoder.embed(&batch, pooling)?;
-        if let (Some(c), Some(k)) = (cache, &key) {
+        let e = embed(&batch)?;
+        if e.rows() != batch.len() {
+            return Err(Error::Compute(format!(
+                "the encoder returned {} vectors for {} texts",
+                e.rows(),
+                batch.len()
+            )));
+        }
+        check(e.dim(), "encoded")?;
+        if let Some((c, k)) = cache {
             let items: Vec<(&str, &[f32])> = batch
                 .iter()
                 .enumerate()
@@ -257,6 +342,12 @@ pub fn encode_corpus(
     if !missing.is_empty() {
         progress.finish();
     }
+    let dim = match dim {
+        Some(d) => d,
+        // Nothing to encode and no dimension known: ask the encoder for an empty batch.
+        None => embed(&[])?.dim(),
+    };
+    let mut out = vec![0f32; texts.len() * dim];
     for (i, s) in slot.iter().enumerate() {
         if let Some(v) = &vecs[*s] {
             out[i * dim..(i + 1) * dim].copy_from_slice(v);

@@ -10,21 +10,26 @@
 //!   (`scripts/fetch-minilm.sh`); a `facebook/contriever` folder drops in unchanged.
 //!   [`EncoderBackend`] picks the CPU forward pass (native by default, or candle).
 //! * [`EmbeddingCache`] + [`encode_corpus`]: embeddings persisted in SQLite, keyed by the
-//!   model's fingerprint, the pooling and the text's sha256.
-//! * [`DenseRetriever`]: the [`pgraphrag_core::Retriever`], cosine (PGraphRAG) or dot
-//!   product (LaMP) scoring.
+//!   model's fingerprint, the pooling and the text's sha256 ([`encode_corpus_with`]: any
+//!   encoder, keyed by the id the caller gives it).
+//! * [`DenseRetriever`]: the [`pgraphrag_core::Retriever`] over any
+//!   [`pgraphrag_core::Encoder`] (BERT by default), cosine (PGraphRAG) or dot product (LaMP)
+//!   scoring; [`DenseRetriever::contriever`] with [`ContrieverOptions`] is PGraphRAG's
+//!   Contriever recipe (paper text or released notebook).
 //! * [`SnippetRanker`] (`RankSnippet`, `RankDocBySnpt`) and [`Rrf`] (reciprocal-rank fusion).
 //!
 //! See `docs/dense.md` for the guide and the differences from the reference code.
 
 mod cache;
+mod contriever;
 mod encoder;
 mod kernels;
 mod native;
 mod retriever;
 mod snippet;
 
-pub use cache::{EmbeddingCache, encode_corpus, text_key};
+pub use cache::{CORPUS_CHUNK, EmbeddingCache, encode_corpus, encode_corpus_with, text_key};
+pub use contriever::ContrieverOptions;
 pub use encoder::{
     BertEncoder, DenseDevice, EncoderBackend, EncoderOptions, Pooling, l2_normalize,
 };

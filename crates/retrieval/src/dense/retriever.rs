@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
 use pgraphrag_core::progress::Progress;
-use pgraphrag_core::{Scored, TieOrder};
+use pgraphrag_core::{Encoder, Scored, TieOrder};
 
-use super::cache::{EmbeddingCache, encode_corpus, text_key};
+use super::cache::{EmbeddingCache, encode_cached, encode_err, text_key};
 use super::encoder::{BertEncoder, DenseDevice, EncoderBackend, EncoderOptions, Pooling};
 use crate::{Error, Result};
 
@@ -148,9 +148,40 @@ impl DenseRetrieverBuilder {
 type Memo = RwLock<HashMap<(Pooling, [u8; 32]), Box<[f32]>>>;
 type MemoGuard<'a> = std::sync::RwLockReadGuard<'a, HashMap<(Pooling, [u8; 32]), Box<[f32]>>>;
 
-/// Dense retrieval with a BERT encoder (the Contriever recipe): queries and documents are
-/// embedded (through the cache when there is one) and documents are ranked by
-/// [`Similarity`], best first; equal scores keep their input order.
+/// How a [`DenseRetriever`] encodes one side (queries or documents) of a given pooling.
+struct Sides<E> {
+    /// Encodes one chunk.
+    embed: fn(&E, &[&str], Pooling) -> Result<pgraphrag_core::Embeddings>,
+    /// The cache key (only computed when there is a cache).
+    key: fn(&E, Pooling, &str) -> Result<String>,
+    /// Texts per cache transaction.
+    chunk: usize,
+    /// The id of a generic encoder (empty for BERT, whose key is its fingerprint).
+    id: String,
+}
+
+fn bert_embed(e: &BertEncoder, t: &[&str], p: Pooling) -> Result<pgraphrag_core::Embeddings> {
+    e.embed(t, p)
+}
+fn bert_key(e: &BertEncoder, p: Pooling, _: &str) -> Result<String> {
+    EmbeddingCache::model_key(e, p)
+}
+fn plain_embed<E: Encoder>(e: &E, t: &[&str], _: Pooling) -> Result<pgraphrag_core::Embeddings> {
+    encode_err(e.encode(t))
+}
+fn plain_key<E>(_: &E, _: Pooling, id: &str) -> Result<String> {
+    Ok(id.to_string())
+}
+
+/// Dense retrieval with an [`Encoder`] — by default a BERT encoder (the Contriever recipe):
+/// queries and documents are embedded (through the cache when there is one) and documents
+/// are ranked by [`Similarity`], best first; equal scores keep their input order.
+///
+/// With the BERT encoder ([`DenseRetriever::load`], [`DenseRetriever::builder`],
+/// [`DenseRetriever::from_encoder`]) queries and documents are pooled as
+/// [`DenseOptions::query_pooling`] and [`DenseOptions::doc_pooling`] say; any other encoder
+/// ([`DenseRetriever::with_encoder`]) embeds both with [`Encoder::encode`] and ignores the
+/// pooling options.
 ///
 /// For a whole split, call [`DenseRetriever::warm`] on every document and
 /// [`DenseRetriever::warm_queries`] on every query first: both encode in length-sorted
@@ -166,12 +197,23 @@ type MemoGuard<'a> = std::sync::RwLockReadGuard<'a, HashMap<(Pooling, [u8; 32]),
 /// let top = r.rank("battery life", &["great battery", "nice colour"], Some(1)).unwrap();
 /// assert_eq!(top[0].item, 0);
 /// ```
-#[derive(Debug)]
-pub struct DenseRetriever {
-    encoder: BertEncoder,
+pub struct DenseRetriever<E: Encoder = BertEncoder> {
+    encoder: E,
     opts: DenseOptions,
     cache: Option<EmbeddingCache>,
     memo: Memo,
+    sides: Sides<E>,
+}
+
+impl<E: Encoder + std::fmt::Debug> std::fmt::Debug for DenseRetriever<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DenseRetriever")
+            .field("encoder", &self.encoder)
+            .field("opts", &self.opts)
+            .field("cache", &self.cache)
+            .field("warmed", &self.warmed())
+            .finish()
+    }
 }
 
 impl DenseRetriever {
@@ -203,16 +245,67 @@ impl DenseRetriever {
                 });
             }
         }
+        let chunk = (encoder.options().batch_size * 8).max(1);
         Ok(DenseRetriever {
             encoder,
             opts,
             cache,
             memo: RwLock::new(HashMap::new()),
+            sides: Sides {
+                embed: bert_embed,
+                key: bert_key,
+                chunk,
+                id: String::new(),
+            },
         })
+    }
+}
+
+impl<E: Encoder> DenseRetriever<E> {
+    /// Wraps any [`Encoder`]: queries and documents are both embedded with
+    /// [`Encoder::encode`], scored by `similarity`, and cached in `cache` under `model_id` (a
+    /// name for the encoder and its settings; vectors of different encoders must never share
+    /// an id). The pooling, batch, device and cache fields of the options are unused.
+    ///
+    /// ```
+    /// use pgraphrag_core::{Embeddings, Encoder, Result, Retriever};
+    /// use pgraphrag_retrieval::dense::{DenseRetriever, Similarity};
+    /// /// One feature: how often the text says "battery".
+    /// struct Battery;
+    /// impl Encoder for Battery {
+    ///     fn encode(&self, texts: &[&str]) -> Result<Embeddings> {
+    ///         Embeddings::new(1, texts.iter().map(|t| t.matches("battery").count() as f32).collect())
+    ///     }
+    /// }
+    /// let r = DenseRetriever::with_encoder(Battery, "battery-v1", Similarity::Dot, None);
+    /// let top = r.rank("battery", &["nice colour", "battery battery", "battery"], None).unwrap();
+    /// assert_eq!(top.iter().map(|s| s.item).collect::<Vec<_>>(), vec![1, 2, 0]);
+    /// ```
+    pub fn with_encoder(
+        encoder: E,
+        model_id: impl Into<String>,
+        similarity: Similarity,
+        cache: Option<EmbeddingCache>,
+    ) -> Self {
+        DenseRetriever {
+            encoder,
+            opts: DenseOptions {
+                similarity,
+                ..DenseOptions::default()
+            },
+            cache,
+            memo: RwLock::new(HashMap::new()),
+            sides: Sides {
+                embed: plain_embed::<E>,
+                key: plain_key::<E>,
+                chunk: super::cache::CORPUS_CHUNK,
+                id: model_id.into(),
+            },
+        }
     }
 
     /// The encoder.
-    pub fn encoder(&self) -> &BertEncoder {
+    pub fn encoder(&self) -> &E {
         &self.encoder
     }
     /// The options.
@@ -266,7 +359,7 @@ impl DenseRetriever {
         if todo.is_empty() {
             return Ok(());
         }
-        let e = encode_corpus(&self.encoder, self.cache.as_ref(), &todo, pooling, progress)?;
+        let e = self.encode(&todo, pooling, progress)?;
         let mut memo = self
             .memo
             .write()
@@ -275,6 +368,28 @@ impl DenseRetriever {
             memo.insert((pooling, text_key(t)), e.row(i).into());
         }
         Ok(())
+    }
+
+    /// Encodes `texts` on the `pooling` side through the cache ([`super::encode_corpus`]
+    /// for BERT, [`super::encode_corpus_with`] otherwise).
+    fn encode(
+        &self,
+        texts: &[&str],
+        pooling: Pooling,
+        progress: &dyn Progress,
+    ) -> Result<pgraphrag_core::Embeddings> {
+        let key = match &self.cache {
+            Some(_) => Some((self.sides.key)(&self.encoder, pooling, &self.sides.id)?),
+            None => None,
+        };
+        encode_cached(
+            self.encoder.dim(),
+            self.cache.as_ref().zip(key.as_deref()),
+            texts,
+            self.sides.chunk,
+            progress,
+            &|batch| (self.sides.embed)(&self.encoder, batch, pooling),
+        )
     }
 
     fn memo_read(&self) -> Result<MemoGuard<'_>> {
@@ -286,7 +401,23 @@ impl DenseRetriever {
     /// Embeds `texts` with `pooling`: warmed vectors from memory, the rest through the cache
     /// and the encoder (one batch). One row per text, in order.
     fn embed_with(&self, texts: &[&str], pooling: Pooling) -> Result<pgraphrag_core::Embeddings> {
-        let dim = self.encoder.dim();
+        let dim = match self.encoder.dim() {
+            Some(d) => d,
+            None => {
+                let memo = self.memo_read()?;
+                let warmed = texts
+                    .iter()
+                    .find_map(|t| memo.get(&(pooling, text_key(t))).map(|v| v.len()));
+                match warmed {
+                    Some(d) => d,
+                    // Nothing warmed: every text goes through the cache and the encoder.
+                    None => {
+                        drop(memo);
+                        return self.encode(texts, pooling, &());
+                    }
+                }
+            }
+        };
         let mut out = vec![0f32; texts.len() * dim];
         let mut missing: Vec<usize> = Vec::new();
         {
@@ -300,7 +431,7 @@ impl DenseRetriever {
         }
         if !missing.is_empty() {
             let todo: Vec<&str> = missing.iter().map(|&i| texts[i]).collect();
-            let e = encode_corpus(&self.encoder, self.cache.as_ref(), &todo, pooling, &())?;
+            let e = self.encode(&todo, pooling, &())?;
             for (r, &i) in missing.iter().enumerate() {
                 out[i * dim..(i + 1) * dim].copy_from_slice(e.row(r));
             }
@@ -359,7 +490,7 @@ pub(crate) fn finite_top_k(
     Ok(pgraphrag_core::top_k(&scores, k, TieOrder::InputOrder))
 }
 
-impl pgraphrag_core::Retriever for DenseRetriever {
+impl<E: Encoder> pgraphrag_core::Retriever for DenseRetriever<E> {
     fn rank(
         &self,
         query: &str,
@@ -367,5 +498,98 @@ impl pgraphrag_core::Retriever for DenseRetriever {
         k: Option<usize>,
     ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
         finite_top_k(self.scores(query, docs)?, k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use pgraphrag_core::{Embeddings, Encoder, Retriever};
+
+    use super::*;
+
+    /// A test double: two features (count of "good", count of "bad"), counting the texts it
+    /// encodes; `dim` known or not.
+    struct Words {
+        encoded: AtomicUsize,
+        dim_known: bool,
+    }
+
+    impl Words {
+        fn new(dim_known: bool) -> Self {
+            Words {
+                encoded: AtomicUsize::new(0),
+                dim_known,
+            }
+        }
+    }
+
+    impl Encoder for Words {
+        fn encode(&self, texts: &[&str]) -> pgraphrag_core::Result<Embeddings> {
+            self.encoded.fetch_add(texts.len(), Ordering::SeqCst);
+            let v = texts
+                .iter()
+                .flat_map(|t| {
+                    [
+                        t.matches("good").count() as f32,
+                        t.matches("bad").count() as f32,
+                    ]
+                })
+                .collect();
+            Embeddings::new(2, v)
+        }
+        fn dim(&self) -> Option<usize> {
+            self.dim_known.then_some(2)
+        }
+    }
+
+    #[test]
+    fn a_custom_encoder_ranks_warms_and_caches() {
+        for dim_known in [true, false] {
+            let docs = ["bad bad", "good", "good good bad", "nothing"];
+            let cache = EmbeddingCache::in_memory().unwrap();
+            let r = DenseRetriever::with_encoder(
+                Words::new(dim_known),
+                "words-v1",
+                Similarity::Dot,
+                Some(cache),
+            );
+            let top = r.rank("good", &docs, None).unwrap();
+            let order: Vec<usize> = top.iter().map(|s| s.item).collect();
+            // Dot products with (1, 0): 0, 1, 2, 0; ties keep input order.
+            assert_eq!(order, vec![2, 1, 0, 3]);
+            assert_eq!(top[0].score, 2.0);
+            // Query and documents went through the cache under the given id.
+            let c = r.cache().unwrap();
+            assert_eq!(
+                c.get_many("words-v1", &["good", "bad bad"]).unwrap(),
+                vec![Some(vec![1.0, 0.0]), Some(vec![0.0, 2.0])]
+            );
+            assert_eq!(c.len().unwrap(), 4); // "good" is both a query and a document
+            let before = r.encoder().encoded.load(Ordering::SeqCst);
+            // Warmed texts come from memory; cached ones are not encoded again.
+            r.warm(&docs, &()).unwrap();
+            assert_eq!(r.warmed(), 4);
+            assert_eq!(r.rank("bad", &docs, Some(1)).unwrap()[0].item, 0);
+            assert_eq!(r.encoder().encoded.load(Ordering::SeqCst), before + 1);
+        }
+    }
+
+    #[test]
+    fn encode_corpus_with_a_custom_encoder_dedups_and_reuses_the_cache() {
+        let cache = EmbeddingCache::in_memory().unwrap();
+        let enc = Words::new(false);
+        let texts = ["good", "bad", "good"];
+        let a = super::super::encode_corpus_with(&enc, "w", Some(&cache), &texts, &()).unwrap();
+        assert_eq!(a.rows(), 3);
+        assert_eq!(a.row(0), a.row(2));
+        assert_eq!(enc.encoded.load(Ordering::SeqCst), 2);
+        let b = super::super::encode_corpus_with(&enc, "w", Some(&cache), &texts, &()).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(enc.encoded.load(Ordering::SeqCst), 2);
+        // Nothing to encode and no dimension known: the encoder tells it.
+        let e = super::super::encode_corpus_with(&enc, "w", None, &[], &()).unwrap();
+        assert_eq!((e.rows(), e.dim()), (0, 2));
     }
 }

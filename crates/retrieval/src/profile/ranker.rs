@@ -1,5 +1,6 @@
 //! [`ProfileRanker`]: the user and neighbour lists and the random review of one target.
 
+use pgraphrag_core::{Entry, RankedEntry, RankedProfile, Scored};
 use pgraphrag_graph::{ItemId, ReviewId, Scope, UserItemGraph};
 
 use super::{
@@ -26,25 +27,14 @@ fn same_title_text(a: &pgraphrag_core::Entry, b: &pgraphrag_core::Entry) -> bool
     ai.eq(bi)
 }
 
-/// One ranked review: its graph slot and score (`None` when it was not scored, e.g. the
-/// notebook's single unranked neighbour).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Hit {
-    /// The review.
-    pub review: ReviewId,
-    /// Its score, if ranked.
-    pub score: Option<f64>,
-}
-
-/// The ranked profile of one target.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct RankedProfile {
-    /// The user's reviews of other items, best first, at most `k`.
-    pub user: Vec<Hit>,
-    /// Other users' reviews of the target item, best first, at most `k`.
-    pub neighbors: Vec<Hit>,
-    /// A random review of a random other user.
-    pub random: Option<ReviewId>,
+/// The graph review `r` as a profile entry with `score`.
+fn resolve(graph: &UserItemGraph, r: ReviewId, score: Option<f64>) -> RankedEntry {
+    let review = graph.review(r);
+    RankedEntry {
+        entry: review.entry.clone(),
+        item: review.item.clone(),
+        score,
+    }
 }
 
 /// Ranks PGraphRAG profiles; see the [module documentation](self).
@@ -76,14 +66,14 @@ impl<R: CandidateRanker> ProfileRanker<R> {
     }
 
     /// Ranks `cands` with the configured quirks (empty documents, duplicate texts), keeping
-    /// at most `k` (all when `None`).
+    /// at most `k` (all when `None`): the reviews with their scores, best first.
     pub fn rank_list(
         &mut self,
         graph: &UserItemGraph,
         query: &str,
         cands: &[ReviewId],
         k: Option<usize>,
-    ) -> pgraphrag_core::Result<Vec<Hit>> {
+    ) -> pgraphrag_core::Result<Vec<Scored<ReviewId>>> {
         if cands.is_empty() {
             return Ok(Vec::new());
         }
@@ -118,15 +108,16 @@ impl<R: CandidateRanker> ProfileRanker<R> {
                     .position(|&r| same_title_text(&graph.review(r).entry, e))
                     .unwrap_or(pos);
             }
-            out.push(Hit {
-                review: cands[pos],
-                score: Some(s.score),
-            });
+            out.push(Scored::new(cands[pos], s.score));
         }
         Ok(out)
     }
 
     /// Ranks the profile of `user` for the target `item` against `query` (see [`Task::query`]).
+    ///
+    /// The profile's `user_id` is `user` and its `target_item` is `item`; its `target` holds
+    /// only the author and item id: set the target review's fields with
+    /// [`RankedProfile::target`] (the ranker does not know which review is the target).
     pub fn rank(
         &mut self,
         graph: &UserItemGraph,
@@ -146,20 +137,33 @@ impl<R: CandidateRanker> ProfileRanker<R> {
         let mine = graph.profile(user, item, Scope::User);
         let user_hits = self
             .rank_list(graph, query, &mine, k)
-            .map_err(wrap("user"))?;
+            .map_err(wrap("user"))?
+            .into_iter()
+            .map(|s| resolve(graph, s.item, Some(s.score)))
+            .collect();
         let theirs = graph.profile(user, item, Scope::Neighbor);
         let neighbors =
             if theirs.len() == 1 && self.opts.single_neighbor == SingleNeighbor::Unranked {
-                vec![Hit {
-                    review: theirs[0],
-                    score: None,
-                }]
+                vec![resolve(graph, theirs[0], None)]
             } else {
                 self.rank_list(graph, query, &theirs, k)
                     .map_err(wrap("neighbour"))?
+                    .into_iter()
+                    .map(|s| resolve(graph, s.item, Some(s.score)))
+                    .collect()
             };
-        let random = self.random_review(graph, user).map_err(wrap("random"))?;
+        let random = self
+            .random_review(graph, user)
+            .map_err(wrap("random"))?
+            .map(|r| resolve(graph, r, None));
         Ok(RankedProfile {
+            user_id: user.to_string(),
+            target: Entry {
+                author: user.to_string(),
+                item: item.to_string(),
+                ..Default::default()
+            },
+            target_item: item.clone(),
             user: user_hits,
             neighbors,
             random,
@@ -195,7 +199,7 @@ impl<R: CandidateRanker> ProfileRanker<R> {
         let pool: Vec<ReviewId> = if self.opts.random_via_ranker {
             self.rank_list(graph, "", &reviews, None)?
                 .into_iter()
-                .map(|h| h.review)
+                .map(|s| s.item)
                 .collect()
         } else {
             reviews
@@ -211,7 +215,7 @@ impl<R: CandidateRanker> ProfileRanker<R> {
 mod tests {
     use super::*;
     use crate::profile::WithRetriever;
-    use pgraphrag_core::{Entry, Retriever, Scored};
+    use pgraphrag_core::Retriever;
     use pgraphrag_graph::GraphOptions;
 
     /// Scores each document by its length, ties in input order.
@@ -266,11 +270,7 @@ mod tests {
             },
         );
         let r = clean.rank(&g, "a", &p, "q").unwrap();
-        let ids: Vec<usize> = r
-            .neighbors
-            .iter()
-            .map(|h| g.review(h.review).entry.id)
-            .collect();
+        let ids: Vec<usize> = r.neighbors.iter().map(|h| h.entry.id).collect();
         assert_eq!(ids, vec![4, 2, 3]);
         let mut nb = ProfileRanker::new(
             WithRetriever(ByLen),
@@ -282,11 +282,7 @@ mod tests {
         let r = nb.rank(&g, "a", &p, "q").unwrap();
         // filtered docs [c, d, e] rank e(2), c(0), d(1); positions index the unfiltered
         // [b, c, d, e]: 2 -> d -> first occurrence c; 0 -> b; 1 -> c.
-        let ids: Vec<usize> = r
-            .neighbors
-            .iter()
-            .map(|h| g.review(h.review).entry.id)
-            .collect();
+        let ids: Vec<usize> = r.neighbors.iter().map(|h| h.entry.id).collect();
         assert_eq!(ids, vec![2, 1, 2]);
     }
 
@@ -303,6 +299,6 @@ mod tests {
         assert_eq!(r.neighbors[0].score, None);
         assert!(r.user.is_empty());
         let rr = r.random.unwrap();
-        assert_eq!(g.review(rr).entry.author, "b");
+        assert_eq!(rr.entry.author, "b");
     }
 }
