@@ -44,13 +44,23 @@ fn main() -> anyhow::Result<()> {
     let (target, profile) = u.profile.split_first().context("a user without reviews")?;
     let query = Task::Title.query(target.title.as_deref(), target.text.as_deref());
     let docs: Vec<String> = (profile.iter())
-        .map(|r| format!("{} {}", r.title.as_deref().unwrap_or(""), r.text.as_deref().unwrap_or("")))
+        .map(|r| {
+            format!(
+                "{} {}",
+                r.title.as_deref().unwrap_or(""),
+                r.text.as_deref().unwrap_or("")
+            )
+        })
         .collect();
     let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
     let top = retriever.rank(&query, &refs, Some(3))?;
 
     let short: String = query.chars().take(60).collect();
-    println!("user {} ({} profile reviews), query: {short}...", u.id, docs.len());
+    println!(
+        "user {} ({} profile reviews), query: {short}...",
+        u.id,
+        docs.len()
+    );
     for (rank, hit) in top.iter().enumerate() {
         let title = profile[hit.item].title.as_deref().unwrap_or("");
         println!("{}. {:.4}  {title}", rank + 1, hit.score);

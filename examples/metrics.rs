@@ -24,8 +24,10 @@ const PAIRS: [(&str, &str); 3] = [
 ];
 
 fn main() -> anyhow::Result<()> {
-    let mut candidates = (std::env::var_os("WORDNET_DIR").map(PathBuf::from).into_iter())
-        .chain(["models/wordnet".into(), "/usr/share/wordnet".into()]);
+    let mut candidates = (std::env::var_os("WORDNET_DIR")
+        .map(PathBuf::from)
+        .into_iter())
+    .chain(["models/wordnet".into(), "/usr/share/wordnet".into()]);
     let meteor = match candidates.find(|d| d.join("index.noun").exists()) {
         // Meteor holds a `&'static WordNet`: load it once for the whole program.
         Some(dir) => Some(Meteor::with_wordnet(
@@ -48,7 +50,9 @@ fn main() -> anyhow::Result<()> {
     let (preds, refs): (Vec<&str>, Vec<&str>) = PAIRS.into_iter().unzip();
     println!("corpus BLEU: {:.2}", corpus_bleu(&preds, &refs)?.score);
     if meteor.is_none() {
-        println!("METEOR skipped: no WordNet; run scripts/fetch-wordnet.sh or apt-get install wordnet-base, or set WORDNET_DIR");
+        println!(
+            "METEOR skipped: no WordNet; run scripts/fetch-wordnet.sh or apt-get install wordnet-base, or set WORDNET_DIR"
+        );
     }
     Ok(())
 }

@@ -24,11 +24,15 @@ fn main() -> anyhow::Result<()> {
             "--model" => model = Some(v),
             "--prompt" => prompt = v,
             "--max-tokens" => max_tokens = v.parse()?,
-            _ => bail!("usage: openai_client --url URL --model NAME [--prompt TEXT] [--max-tokens N]"),
+            _ => bail!(
+                "usage: openai_client --url URL --model NAME [--prompt TEXT] [--max-tokens N]"
+            ),
         }
     }
     let (url, model) = url.zip(model).context("--url and --model are required")?;
-    let key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
+    let key = std::env::var("OPENAI_API_KEY")
+        .ok()
+        .filter(|k| !k.is_empty());
     let client = OpenAiClient::new(url, model, OpenAiOptions::default().with_api_key(key))?;
     let params = GenParams {
         max_tokens,

@@ -31,9 +31,9 @@ impl Generator for FirstRetrievedTitle {
             Prompt::Chat(m) => m.last().map_or("", |m| m.content.as_str()),
         };
         // Retrieved reviews are quoted with `"`; the target review with `'`.
-        let title = text.split_once("Review title: \"").and_then(|(_, rest)| {
-            rest.split_once("\", Review text: ").map(|(t, _)| t)
-        });
+        let title = text
+            .split_once("Review title: \"")
+            .and_then(|(_, rest)| rest.split_once("\", Review text: ").map(|(t, _)| t));
         Ok(title.map_or(String::new(), |t| format!("Review title: {t}")))
     }
 }
@@ -57,7 +57,14 @@ fn main() -> anyhow::Result<()> {
     let mut options = recipe.profile_options();
     options.k = options.k.max(4);
     let ranker = ProfileRanker::new(recipe.bm25(), options);
-    let records = rank_all(&split, &graph, recipe.id_policy(), Task::Title, ranker, &NoProgress)?;
+    let records = rank_all(
+        &split,
+        &graph,
+        recipe.id_policy(),
+        Task::Title,
+        ranker,
+        &NoProgress,
+    )?;
     let profiles: Vec<_> = records.iter().map(ranked_profile).collect();
 
     let bench = Bench::new(Task::Title, pgraphrag_grid(&Mode::ALL, &[1, 2, 4]));
@@ -68,6 +75,9 @@ fn main() -> anyhow::Result<()> {
     let title = format!("{}: first retrieved title", split_path.display());
     let table = ResultsTable::score(title, Task::Title, &outputs, &golds, &extract, &scorer)?;
     println!("{}", table.to_markdown());
-    println!("{} distinct prompts for {} (user, config) pairs", stats.unique_prompts, stats.jobs);
+    println!(
+        "{} distinct prompts for {} (user, config) pairs",
+        stats.unique_prompts, stats.jobs
+    );
     Ok(())
 }

@@ -44,53 +44,88 @@ fn data_dir() -> PathBuf {
 
 fn split(name: &str) -> PathBuf {
     let p = data_dir().join("pgraphrag").join(format!("{name}.json"));
-    assert!(p.exists(), "{} is missing: set PGRAPHRAG_DATA to the shared data folder", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing: set PGRAPHRAG_DATA to the shared data folder",
+        p.display()
+    );
     p
 }
 
 fn smollm() -> PathBuf {
     let p = std::env::var_os("PGRAPHRAG_MODEL")
         .filter(|p| !p.is_empty())
-        .map_or_else(|| root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf"), PathBuf::from);
-    assert!(p.exists(), "{} is missing: run scripts/fetch-llms.sh --smollm-only", p.display());
+        .map_or_else(
+            || root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf"),
+            PathBuf::from,
+        );
+    assert!(
+        p.exists(),
+        "{} is missing: run scripts/fetch-llms.sh --smollm-only",
+        p.display()
+    );
     p
 }
 
 fn minilm() -> PathBuf {
     let p = root().join("models/all-MiniLM-L6-v2");
-    assert!(p.join("config.json").exists(), "{} is missing: run scripts/fetch-minilm.sh", p.display());
+    assert!(
+        p.join("config.json").exists(),
+        "{} is missing: run scripts/fetch-minilm.sh",
+        p.display()
+    );
     p
 }
 
 /// WordNet as the `metrics` example looks for it: `$WORDNET_DIR`, `models/wordnet`, Debian's.
 fn wordnet() -> Option<PathBuf> {
-    (std::env::var_os("WORDNET_DIR").map(PathBuf::from).into_iter())
-        .chain([root().join("models/wordnet"), "/usr/share/wordnet".into()])
-        .find(|d| d.join("index.noun").exists())
+    (std::env::var_os("WORDNET_DIR")
+        .map(PathBuf::from)
+        .into_iter())
+    .chain([root().join("models/wordnet"), "/usr/share/wordnet".into()])
+    .find(|d| d.join("index.noun").exists())
 }
 
 fn wordnet_or_fail() -> PathBuf {
-    wordnet().expect("WordNet 3.0 is missing: run scripts/fetch-wordnet.sh or apt-get install wordnet-base")
+    wordnet().expect(
+        "WordNet 3.0 is missing: run scripts/fetch-wordnet.sh or apt-get install wordnet-base",
+    )
 }
 
 /// The example's binary, built with a nested cargo if `cargo test` did not build it.
 fn binary(package: &str, name: &str) -> PathBuf {
-    assert!(EXAMPLES.contains(&(package, name)), "{package}/{name} is not in EXAMPLES");
+    assert!(
+        EXAMPLES.contains(&(package, name)),
+        "{package}/{name} is not in EXAMPLES"
+    );
     let exe = std::env::current_exe().expect("the test binary's path");
     // …/target/<profile>/deps/examples_run-HASH → …/target/<profile>/examples/NAME
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps");
-    let bin = profile_dir.join("examples").join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps");
+    let bin = profile_dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     if !bin.exists() {
         let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "--example", name, "-p", package]).current_dir(root());
+        cmd.args(["build", "--example", name, "-p", package])
+            .current_dir(root());
         match profile_dir.file_name().and_then(|n| n.to_str()) {
             Some("debug") | None => {}
             Some("release") => drop(cmd.arg("--release")),
             Some(other) => drop(cmd.args(["--profile", other])),
         }
         let st = cmd.status().expect("run cargo build");
-        assert!(st.success(), "cargo build --example {name} -p {package} failed");
-        assert!(bin.exists(), "cargo built {name} but not at {}", bin.display());
+        assert!(
+            st.success(),
+            "cargo build --example {name} -p {package} failed"
+        );
+        assert!(
+            bin.exists(),
+            "cargo built {name} but not at {}",
+            bin.display()
+        );
     }
     bin
 }
@@ -99,7 +134,9 @@ fn binary(package: &str, name: &str) -> PathBuf {
 fn run(package: &str, name: &str, args: &[&str], env: &[(&str, &Path)]) -> String {
     let t = Instant::now();
     let mut cmd = Command::new(binary(package, name));
-    cmd.args(args).current_dir(root()).env("PGRAPHRAG_DATA", data_dir());
+    cmd.args(args)
+        .current_dir(root())
+        .env("PGRAPHRAG_DATA", data_dir());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -125,9 +162,15 @@ fn temp_file(name: &str, contents: &str) -> (tempfile::TempDir, PathBuf) {
 
 /// The number after `label` on `line` (e.g. `ROUGE-1 F 0.250`).
 fn number_after(line: &str, label: &str) -> f64 {
-    let rest = &line[line.find(label).unwrap_or_else(|| panic!("{label:?} not in {line:?}")) + label.len()..];
-    let tok = rest.split(|c: char| c.is_whitespace() || c == ',' || c == '|').find(|t| !t.is_empty());
-    tok.and_then(|t| t.parse().ok()).unwrap_or_else(|| panic!("no number after {label:?} in {line:?}"))
+    let rest = &line[line
+        .find(label)
+        .unwrap_or_else(|| panic!("{label:?} not in {line:?}"))
+        + label.len()..];
+    let tok = rest
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '|')
+        .find(|t| !t.is_empty());
+    tok.and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no number after {label:?} in {line:?}"))
 }
 
 #[test]
@@ -136,45 +179,86 @@ fn every_example_of_the_workspace_is_listed() {
     for entry in std::fs::read_dir(root().join("examples")).unwrap() {
         let p = entry.unwrap().path();
         if p.extension().is_some_and(|e| e == "rs") && !p.ends_with("lib.rs") {
-            found.push(("pgraphrag-examples".to_string(), p.file_stem().unwrap().to_string_lossy().into_owned()));
+            found.push((
+                "pgraphrag-examples".to_string(),
+                p.file_stem().unwrap().to_string_lossy().into_owned(),
+            ));
         }
     }
     for krate in std::fs::read_dir(root().join("crates")).unwrap() {
         let krate = krate.unwrap().path();
-        let Ok(dir) = std::fs::read_dir(krate.join("examples")) else { continue };
+        let Ok(dir) = std::fs::read_dir(krate.join("examples")) else {
+            continue;
+        };
         let package = format!("pgraphrag-{}", krate.file_name().unwrap().to_string_lossy());
         for entry in dir {
             let p = entry.unwrap().path();
             if p.extension().is_some_and(|e| e == "rs") {
-                found.push((package.clone(), p.file_stem().unwrap().to_string_lossy().into_owned()));
+                found.push((
+                    package.clone(),
+                    p.file_stem().unwrap().to_string_lossy().into_owned(),
+                ));
             }
         }
     }
     found.sort();
-    let mut listed: Vec<(String, String)> = EXAMPLES.iter().map(|(p, n)| (p.to_string(), n.to_string())).collect();
+    let mut listed: Vec<(String, String)> = EXAMPLES
+        .iter()
+        .map(|(p, n)| (p.to_string(), n.to_string()))
+        .collect();
     listed.sort();
-    assert_eq!(found, listed, "add each new example to EXAMPLES and give it a test here");
+    assert_eq!(
+        found, listed,
+        "add each new example to EXAMPLES and give it a test here"
+    );
 }
 
 #[test]
 fn pgraphrag_end_to_end_on_one_user() {
     let model = smollm();
     let split = split("amazon_dev");
-    let out = run("pgraphrag-examples", "pgraphrag", &[split.to_str().unwrap(), "1"], &[("PGRAPHRAG_MODEL", &model)]);
+    let out = run(
+        "pgraphrag-examples",
+        "pgraphrag",
+        &[split.to_str().unwrap(), "1"],
+        &[("PGRAPHRAG_MODEL", &model)],
+    );
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 4, "one user: id, gold, generated, ROUGE:\n{out}");
-    assert!(lines[1].starts_with("  gold: ") && lines[2].starts_with("  generated: "), "{out}");
+    assert_eq!(
+        lines.len(),
+        4,
+        "one user: id, gold, generated, ROUGE:\n{out}"
+    );
+    assert!(
+        lines[1].starts_with("  gold: ") && lines[2].starts_with("  generated: "),
+        "{out}"
+    );
     let r1 = number_after(lines[3], "ROUGE-1 F");
     assert!((0.0..=1.0).contains(&r1), "{out}");
 }
 
 #[test]
 fn compose_your_own_ranks_three_users() {
-    let out = run("pgraphrag-examples", "compose_your_own", &[split("hotel_dev").to_str().unwrap()], &[]);
-    let headers = out.lines().filter(|l| !l.starts_with(' ') && l.ends_with("):")).count();
+    let out = run(
+        "pgraphrag-examples",
+        "compose_your_own",
+        &[split("hotel_dev").to_str().unwrap()],
+        &[],
+    );
+    let headers = out
+        .lines()
+        .filter(|l| !l.starts_with(' ') && l.ends_with("):"))
+        .count();
     assert_eq!(headers, 3, "{out}");
-    let scores: Vec<f64> = out.lines().filter(|l| l.starts_with("  ")).map(|l| number_after(l, "")).collect();
-    assert!(!scores.is_empty() && scores.iter().all(|s| s.is_finite() && *s > 0.0), "{out}");
+    let scores: Vec<f64> = out
+        .lines()
+        .filter(|l| l.starts_with("  "))
+        .map(|l| number_after(l, ""))
+        .collect();
+    assert!(
+        !scores.is_empty() && scores.iter().all(|s| s.is_finite() && *s > 0.0),
+        "{out}"
+    );
 }
 
 #[test]
@@ -184,31 +268,52 @@ fn dense_retrieval_prints_the_top_three() {
     let out = run(
         "pgraphrag-examples",
         "dense_retrieval",
-        &["--split", split.to_str().unwrap(), "--model", model.to_str().unwrap()],
+        &[
+            "--split",
+            split.to_str().unwrap(),
+            "--model",
+            model.to_str().unwrap(),
+        ],
         &[],
     );
     let lines: Vec<&str> = out.lines().collect();
-    assert!(lines[0].starts_with("user ") && lines[0].contains("profile reviews"), "{out}");
+    assert!(
+        lines[0].starts_with("user ") && lines[0].contains("profile reviews"),
+        "{out}"
+    );
     let scores: Vec<f64> = (1..=3)
         .map(|r| {
-            let l = lines.get(r).unwrap_or_else(|| panic!("no rank {r}:\n{out}"));
+            let l = lines
+                .get(r)
+                .unwrap_or_else(|| panic!("no rank {r}:\n{out}"));
             number_after(l, &format!("{r}."))
         })
         .collect();
-    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "not sorted: {scores:?}");
-    assert!(scores.iter().all(|s| (-1.0..=1.0).contains(s)), "cosine out of range: {scores:?}");
+    assert!(
+        scores.windows(2).all(|w| w[0] >= w[1]),
+        "not sorted: {scores:?}"
+    );
+    assert!(
+        scores.iter().all(|s| (-1.0..=1.0).contains(s)),
+        "cosine out of range: {scores:?}"
+    );
 }
 
 #[test]
 fn metrics_scores_the_pairs() {
     let out = run("pgraphrag-examples", "metrics", &[], &[]);
-    let row = out.lines().find(|l| l.starts_with("| The quick brown dog")).unwrap_or_else(|| panic!("{out}"));
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("| The quick brown dog"))
+        .unwrap_or_else(|| panic!("{out}"));
     // rouge-score: P = 6/8, R = 6/9, F = 0.70588…
     assert!(row.contains("| 0.7059 |"), "{row}");
     assert!(out.lines().any(|l| l.starts_with("corpus BLEU: ")), "{out}");
     let cells: Vec<&str> = row.split('|').map(str::trim).collect();
     if wordnet().is_some() {
-        let meteor: f64 = cells[5].parse().unwrap_or_else(|_| panic!("METEOR missing: {row}"));
+        let meteor: f64 = cells[5]
+            .parse()
+            .unwrap_or_else(|_| panic!("METEOR missing: {row}"));
         assert!(meteor > 0.0 && meteor < 1.0, "{row}");
     } else {
         assert_eq!(cells[5], "-", "{row}");
@@ -220,12 +325,31 @@ fn metrics_scores_the_pairs() {
 fn own_generator_fills_the_grid() {
     let wn = wordnet_or_fail();
     let split = split("amazon_dev");
-    let out = run("pgraphrag-examples", "own_generator", &[split.to_str().unwrap(), "--users", "3"], &[("WORDNET_DIR", &wn)]);
-    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("| ") && l.contains("_k")).collect();
-    assert_eq!(rows.len(), 11, "the five modes × k ∈ {{1, 2, 4}} less none/random at k > 1:\n{out}");
-    assert!(rows.iter().all(|r| r.split('|').nth(2).is_some_and(|n| n.trim() == "3")), "{out}");
+    let out = run(
+        "pgraphrag-examples",
+        "own_generator",
+        &[split.to_str().unwrap(), "--users", "3"],
+        &[("WORDNET_DIR", &wn)],
+    );
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains("_k"))
+        .collect();
+    assert_eq!(
+        rows.len(),
+        11,
+        "the five modes × k ∈ {{1, 2, 4}} less none/random at k > 1:\n{out}"
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r.split('|').nth(2).is_some_and(|n| n.trim() == "3")),
+        "{out}"
+    );
     // `none` shows no review, so the baseline answers nothing and scores 0.
-    assert!(out.contains("| none_k1 | 3 | 0.000 | 0.000 | 0.000 |"), "{out}");
+    assert!(
+        out.contains("| none_k1 | 3 | 0.000 | 0.000 | 0.000 |"),
+        "{out}"
+    );
     assert!(out.contains("for 33 (user, config) pairs"), "{out}");
 }
 
@@ -246,15 +370,28 @@ fn openai_client_against_llama_cpp_server() {
         .status()
         .is_ok_and(|s| s.success());
     if !have {
-        let msg = format!("{py} cannot import cyllama: run `{py} -m pip install --no-deps cyllama==0.2.18`");
+        let msg = format!(
+            "{py} cannot import cyllama: run `{py} -m pip install --no-deps cyllama==0.2.18`"
+        );
         assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
         eprintln!("skipping the openai_client example: {msg}");
         return;
     }
     let model = smollm();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let child = Command::new(&py)
-        .args(["-m", "cyllama.llama.server", "--host", "127.0.0.1", "--ctx-size", "1024"])
+        .args([
+            "-m",
+            "cyllama.llama.server",
+            "--host",
+            "127.0.0.1",
+            "--ctx-size",
+            "1024",
+        ])
         .arg("--port")
         .arg(port.to_string())
         .arg("-m")
@@ -269,14 +406,26 @@ fn openai_client_against_llama_cpp_server() {
         if let Ok(Some(st)) = child.0.try_wait() {
             panic!("the cyllama server exited early with {st}");
         }
-        assert!(t0.elapsed() < Duration::from_secs(90), "server did not listen within 90 s");
+        assert!(
+            t0.elapsed() < Duration::from_secs(90),
+            "server did not listen within 90 s"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     let url = format!("http://127.0.0.1:{port}/v1");
     let out = run(
         "pgraphrag-examples",
         "openai_client",
-        &["--url", &url, "--model", "smollm2", "--prompt", "What is the capital of France?", "--max-tokens", "12"],
+        &[
+            "--url",
+            &url,
+            "--model",
+            "smollm2",
+            "--prompt",
+            "What is the capital of France?",
+            "--max-tokens",
+            "12",
+        ],
         &[],
     );
     let lines: Vec<&str> = out.lines().collect();
@@ -289,13 +438,35 @@ fn openai_client_against_llama_cpp_server() {
 
 #[test]
 fn scale_small_synthetic_graph() {
-    let args = ["--small", "--reviews", "20000", "--users", "4000", "--items", "2000", "--queries", "200", "--verify", "20"];
+    let args = [
+        "--small",
+        "--reviews",
+        "20000",
+        "--users",
+        "4000",
+        "--items",
+        "2000",
+        "--queries",
+        "200",
+        "--verify",
+        "20",
+    ];
     let out = run("pgraphrag-retrieval", "scale", &args, &[]);
-    assert!(out.starts_with("synthetic graph: 20000 reviews, 4000 users"), "{out}");
-    assert!(out.lines().any(|l| l.starts_with("query (user + neighbour top-5 BM25")), "{out}");
+    assert!(
+        out.starts_with("synthetic graph: 20000 reviews, 4000 users"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("query (user + neighbour top-5 BM25")),
+        "{out}"
+    );
     // 20 queries on the largest lists plus 4 head-term queries on each of the 3 largest.
     let last = out.lines().last().unwrap();
-    assert!(last.starts_with("verified 32 queries (both sides)"), "{out}");
+    assert!(
+        last.starts_with("verified 32 queries (both sides)"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -305,7 +476,16 @@ fn bench_llm_decodes_four_tokens() {
     let out = run(
         "pgraphrag-llm",
         "bench_llm",
-        &["--model", model.to_str().unwrap(), "--prompt-file", prompt.to_str().unwrap(), "--tg", "4", "--reps", "1"],
+        &[
+            "--model",
+            model.to_str().unwrap(),
+            "--prompt-file",
+            prompt.to_str().unwrap(),
+            "--tg",
+            "4",
+            "--reps",
+            "1",
+        ],
         &[],
     );
     let lines: Vec<&str> = out.lines().collect();
@@ -325,13 +505,28 @@ fn score_pairs_writes_one_line_per_pair() {
     let wn = wordnet_or_fail();
     let (_dir, pairs) = temp_file("score_pairs.jsonl", PAIRS);
     let scores = pairs.with_file_name("scores.jsonl");
-    run("pgraphrag-metrics", "score_pairs", &[pairs.to_str().unwrap(), scores.to_str().unwrap()], &[("WORDNET_DIR", &wn)]);
+    run(
+        "pgraphrag-metrics",
+        "score_pairs",
+        &[pairs.to_str().unwrap(), scores.to_str().unwrap()],
+        &[("WORDNET_DIR", &wn)],
+    );
     let text = std::fs::read_to_string(&scores).unwrap();
-    let rows: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rows: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(rows.len(), 2, "{text}");
     assert_eq!(rows[0]["id"], 1);
-    assert!((rows[0]["rouge1"].as_f64().unwrap() - 0.7058823529411765).abs() < 1e-12, "{text}");
-    assert!(rows.iter().all(|r| r["meteor"].as_f64().is_some_and(|m| m > 0.0 && m < 1.0)), "{text}");
+    assert!(
+        (rows[0]["rouge1"].as_f64().unwrap() - 0.7058823529411765).abs() < 1e-12,
+        "{text}"
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r["meteor"].as_f64().is_some_and(|m| m > 0.0 && m < 1.0)),
+        "{text}"
+    );
     assert!(rows[1]["bleu"].as_f64().is_some_and(|b| b > 0.0), "{text}");
 }
 
@@ -339,8 +534,18 @@ fn score_pairs_writes_one_line_per_pair() {
 fn profile_parts_times_each_metric() {
     let wn = wordnet_or_fail();
     let (_dir, pairs) = temp_file("profile_parts.jsonl", PAIRS);
-    let out = run("pgraphrag-metrics", "profile_parts", &[pairs.to_str().unwrap()], &[("WORDNET_DIR", &wn)]);
-    assert!(out.lines().next().is_some_and(|l| number_after(l, "pairs") == 2.0), "{out}");
+    let out = run(
+        "pgraphrag-metrics",
+        "profile_parts",
+        &[pairs.to_str().unwrap()],
+        &[("WORDNET_DIR", &wn)],
+    );
+    assert!(
+        out.lines()
+            .next()
+            .is_some_and(|l| number_after(l, "pairs") == 2.0),
+        "{out}"
+    );
     let v: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
     assert_eq!(v["pairs"], 2, "{v}");
     for k in ["rouge", "wordnet_load", "meteor", "bleu"] {
@@ -350,15 +555,49 @@ fn profile_parts_times_each_metric() {
 
 #[test]
 fn tokenize_json_word_and_sentence_modes() {
-    let (_dir, texts) = temp_file("texts.json", r#"["Mr. Smith didn't go to Washington. He stayed home."]"#);
+    let (_dir, texts) = temp_file(
+        "texts.json",
+        r#"["Mr. Smith didn't go to Washington. He stayed home."]"#,
+    );
     let words = texts.with_file_name("words.json");
-    let secs = run("pgraphrag-text", "tokenize_json", &["word", texts.to_str().unwrap(), words.to_str().unwrap()], &[]);
+    let secs = run(
+        "pgraphrag-text",
+        "tokenize_json",
+        &["word", texts.to_str().unwrap(), words.to_str().unwrap()],
+        &[],
+    );
     assert!(secs.trim().parse::<f64>().is_ok_and(|s| s >= 0.0), "{secs}");
-    let got: Vec<Vec<String>> = serde_json::from_str(&std::fs::read_to_string(&words).unwrap()).unwrap();
-    let want = ["Mr.", "Smith", "did", "n't", "go", "to", "Washington", ".", "He", "stayed", "home", "."];
+    let got: Vec<Vec<String>> =
+        serde_json::from_str(&std::fs::read_to_string(&words).unwrap()).unwrap();
+    let want = [
+        "Mr.",
+        "Smith",
+        "did",
+        "n't",
+        "go",
+        "to",
+        "Washington",
+        ".",
+        "He",
+        "stayed",
+        "home",
+        ".",
+    ];
     assert_eq!(got, [want.map(String::from).to_vec()]);
     let sents = texts.with_file_name("sents.json");
-    run("pgraphrag-text", "tokenize_json", &["sent_en", texts.to_str().unwrap(), sents.to_str().unwrap()], &[]);
-    let got: Vec<Vec<String>> = serde_json::from_str(&std::fs::read_to_string(&sents).unwrap()).unwrap();
-    assert_eq!(got, [vec!["Mr. Smith didn't go to Washington.".to_string(), "He stayed home.".to_string()]]);
+    run(
+        "pgraphrag-text",
+        "tokenize_json",
+        &["sent_en", texts.to_str().unwrap(), sents.to_str().unwrap()],
+        &[],
+    );
+    let got: Vec<Vec<String>> =
+        serde_json::from_str(&std::fs::read_to_string(&sents).unwrap()).unwrap();
+    assert_eq!(
+        got,
+        [vec![
+            "Mr. Smith didn't go to Washington.".to_string(),
+            "He stayed home.".to_string()
+        ]]
+    );
 }
