@@ -24,11 +24,11 @@ const PAIRS: [(&str, &str); 3] = [
 ];
 
 fn main() -> anyhow::Result<()> {
-    let mut candidates = (std::env::var_os("WORDNET_DIR")
-        .map(PathBuf::from)
-        .into_iter())
-    .chain(["models/wordnet".into(), "/usr/share/wordnet".into()]);
-    let meteor = match candidates.find(|d| d.join("index.noun").exists()) {
+    let env = std::env::var_os("WORDNET_DIR").map(PathBuf::from);
+    let mut dirs = env
+        .into_iter()
+        .chain(["models/wordnet", "/usr/share/wordnet"].map(PathBuf::from));
+    let meteor = match dirs.find(|d| d.join("index.noun").exists()) {
         // Meteor holds a `&'static WordNet`: load it once for the whole program.
         Some(dir) => Some(Meteor::with_wordnet(
             Box::leak(Box::new(WordNet::load(&dir)?)),

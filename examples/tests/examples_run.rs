@@ -113,8 +113,12 @@ fn binary(package: &str, name: &str) -> PathBuf {
             .current_dir(root());
         match profile_dir.file_name().and_then(|n| n.to_str()) {
             Some("debug") | None => {}
-            Some("release") => drop(cmd.arg("--release")),
-            Some(other) => drop(cmd.args(["--profile", other])),
+            Some("release") => {
+                cmd.arg("--release");
+            }
+            Some(other) => {
+                cmd.args(["--profile", other]);
+            }
         }
         let st = cmd.status().expect("run cargo build");
         assert!(
