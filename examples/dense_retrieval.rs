@@ -55,7 +55,9 @@ fn main() -> anyhow::Result<()> {
     let refs: Vec<&str> = docs.iter().map(String::as_str).collect();
     let top = retriever.rank(&query, &refs, Some(3))?;
 
-    let short: String = query.chars().take(60).collect();
+    let short: String = (query.chars().take(60))
+        .map(|c| if c.is_whitespace() { ' ' } else { c })
+        .collect();
     println!(
         "user {} ({} profile reviews), query: {short}...",
         u.id,

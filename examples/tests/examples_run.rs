@@ -227,17 +227,19 @@ fn pgraphrag_end_to_end_on_one_user() {
         &[split.to_str().unwrap(), "1"],
         &[("PGRAPHRAG_MODEL", &model)],
     );
+    // One user: its id, then the gold title, the generated one and ROUGE-1.
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(
-        lines.len(),
-        4,
-        "one user: id, gold, generated, ROUGE:\n{out}"
-    );
+    assert!(lines.iter().any(|l| l.starts_with("  gold: ")), "{out}");
     assert!(
-        lines[1].starts_with("  gold: ") && lines[2].starts_with("  generated: "),
+        lines.iter().any(|l| l.starts_with("  generated: ")),
         "{out}"
     );
-    let r1 = number_after(lines[3], "ROUGE-1 F");
+    let rouge: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("  ROUGE-1 F "))
+        .collect();
+    assert_eq!(rouge.len(), 1, "{out}");
+    let r1 = number_after(rouge[0], "ROUGE-1 F");
     assert!((0.0..=1.0).contains(&r1), "{out}");
 }
 
@@ -280,17 +282,16 @@ fn dense_retrieval_prints_the_top_three() {
         ],
         &[],
     );
-    let lines: Vec<&str> = out.lines().collect();
     assert!(
-        lines[0].starts_with("user ") && lines[0].contains("profile reviews"),
+        out.starts_with("user ") && out.contains("profile reviews"),
         "{out}"
     );
     let scores: Vec<f64> = (1..=3)
         .map(|r| {
-            let l = lines
-                .get(r)
+            let label = format!("{r}. ");
+            let l = (out.lines().find(|l| l.starts_with(&label)))
                 .unwrap_or_else(|| panic!("no rank {r}:\n{out}"));
-            number_after(l, &format!("{r}."))
+            number_after(l, &label)
         })
         .collect();
     assert!(
@@ -337,7 +338,7 @@ fn own_generator_fills_the_grid() {
     );
     let rows: Vec<&str> = out
         .lines()
-        .filter(|l| l.starts_with("| ") && l.contains("_k"))
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| mode_k"))
         .collect();
     assert_eq!(
         rows.len(),
@@ -435,9 +436,15 @@ fn openai_client_against_llama_cpp_server() {
     let lines: Vec<&str> = out.lines().collect();
     assert!(!lines[0].trim().is_empty(), "empty completion:\n{out}");
     let last = lines.last().unwrap();
-    assert!(last.starts_with("finish_reason: "), "{out}");
-    let n = number_after(last, "completion_tokens:");
-    assert!((1.0..=12.0).contains(&n), "{out}");
+    assert!(
+        last.starts_with("finish_reason: ") && !last.starts_with("finish_reason: ?"),
+        "{out}"
+    );
+    // Servers may omit usage figures (printed as `?`); when given, at most --max-tokens.
+    if !last.contains("completion_tokens: ?") {
+        let n = number_after(last, "completion_tokens:");
+        assert!((1.0..=12.0).contains(&n), "{out}");
+    }
 }
 
 #[test]
