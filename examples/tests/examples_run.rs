@@ -1,0 +1,614 @@
+//! Every example of the workspace, built and run on small inputs, with its output checked.
+//!
+//! `cargo test --workspace` (and `cargo test -p pgraphrag-examples`) builds all examples into
+//! `target/<profile>/examples/`; a binary that is missing there (e.g. only this test was
+//! built) is built here with a nested `cargo build --example`. Examples run from the
+//! workspace root with `PGRAPHRAG_DATA` (default `../shared/data`) and the models under
+//! `models/` (`PGRAPHRAG_MODEL` for SmolLM2); a missing model or data file fails with the
+//! command that fetches it. `openai_client` needs cyllama's llama.cpp server
+//! (`pip install --no-deps cyllama==0.2.18` for `$PGRAPHRAG_PYTHON`, default `python3`): without
+//! it that test fails under `CI=true` and is skipped with a message otherwise.
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Every example of the workspace: (package, example name).
+const EXAMPLES: [(&str, &str); 11] = [
+    ("pgraphrag-examples", "pgraphrag"),
+    ("pgraphrag-examples", "compose_your_own"),
+    ("pgraphrag-examples", "dense_retrieval"),
+    ("pgraphrag-examples", "metrics"),
+    ("pgraphrag-examples", "openai_client"),
+    ("pgraphrag-examples", "own_generator"),
+    ("pgraphrag-retrieval", "scale"),
+    ("pgraphrag-llm", "bench_llm"),
+    ("pgraphrag-metrics", "score_pairs"),
+    ("pgraphrag-metrics", "profile_parts"),
+    ("pgraphrag-text", "tokenize_json"),
+];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("examples/ has a parent")
+        .to_path_buf()
+}
+
+fn data_dir() -> PathBuf {
+    std::env::var_os("PGRAPHRAG_DATA")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| root().join("../shared/data"), PathBuf::from)
+}
+
+fn split(name: &str) -> PathBuf {
+    let p = data_dir().join("pgraphrag").join(format!("{name}.json"));
+    assert!(
+        p.exists(),
+        "{} is missing: set PGRAPHRAG_DATA to the shared data folder",
+        p.display()
+    );
+    p
+}
+
+fn smollm() -> PathBuf {
+    let p = std::env::var_os("PGRAPHRAG_MODEL")
+        .filter(|p| !p.is_empty())
+        .map_or_else(
+            || root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf"),
+            PathBuf::from,
+        );
+    assert!(
+        p.exists(),
+        "{} is missing: run scripts/fetch-llms.sh --smollm-only",
+        p.display()
+    );
+    p
+}
+
+fn minilm() -> PathBuf {
+    let p = root().join("models/all-MiniLM-L6-v2");
+    assert!(
+        p.join("config.json").exists(),
+        "{} is missing: run scripts/fetch-minilm.sh",
+        p.display()
+    );
+    p
+}
+
+/// WordNet as the `metrics` example looks for it: `$WORDNET_DIR`, `models/wordnet`, Debian's.
+fn wordnet() -> Option<PathBuf> {
+    (std::env::var_os("WORDNET_DIR")
+        .map(PathBuf::from)
+        .into_iter())
+    .chain([root().join("models/wordnet"), "/usr/share/wordnet".into()])
+    .find(|d| d.join("index.noun").exists())
+}
+
+fn wordnet_or_fail() -> PathBuf {
+    wordnet().expect(
+        "WordNet 3.0 is missing: run scripts/fetch-wordnet.sh or apt-get install wordnet-base",
+    )
+}
+
+/// The example's binary, built with a nested cargo if `cargo test` did not build it.
+fn binary(package: &str, name: &str) -> PathBuf {
+    assert!(
+        EXAMPLES.contains(&(package, name)),
+        "{package}/{name} is not in EXAMPLES"
+    );
+    let exe = std::env::current_exe().expect("the test binary's path");
+    // …/target/<profile>/deps/examples_run-HASH → …/target/<profile>/examples/NAME
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps");
+    let bin = profile_dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    if !bin.exists() {
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["build", "--example", name, "-p", package])
+            .current_dir(root());
+        match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => {}
+            Some("release") => {
+                cmd.arg("--release");
+            }
+            Some(other) => {
+                cmd.args(["--profile", other]);
+            }
+        }
+        let st = cmd.status().expect("run cargo build");
+        assert!(
+            st.success(),
+            "cargo build --example {name} -p {package} failed"
+        );
+        assert!(
+            bin.exists(),
+            "cargo built {name} but not at {}",
+            bin.display()
+        );
+    }
+    bin
+}
+
+/// Runs an example from the workspace root and returns its stdout; fails on a non-zero exit.
+fn run(package: &str, name: &str, args: &[&str], env: &[(&str, &Path)]) -> String {
+    let t = Instant::now();
+    let mut cmd = Command::new(binary(package, name));
+    cmd.args(args)
+        .current_dir(root())
+        .env("PGRAPHRAG_DATA", data_dir());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("start the example");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{name} {args:?} exited with {}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{name}: {:.1} s\n{stdout}", t.elapsed().as_secs_f64());
+    stdout
+}
+
+/// A temporary folder holding `name` with `contents` (removed when the folder is dropped).
+fn temp_file(name: &str, contents: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(name);
+    std::fs::write(&p, contents).unwrap();
+    (dir, p)
+}
+
+/// The number after `label` on `line` (e.g. `ROUGE-1 F 0.250`).
+fn number_after(line: &str, label: &str) -> f64 {
+    let rest = &line[line
+        .find(label)
+        .unwrap_or_else(|| panic!("{label:?} not in {line:?}"))
+        + label.len()..];
+    let tok = rest
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '|')
+        .find(|t| !t.is_empty());
+    tok.and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no number after {label:?} in {line:?}"))
+}
+
+#[test]
+fn every_example_of_the_workspace_is_listed() {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(root().join("examples")).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|e| e == "rs") && !p.ends_with("lib.rs") {
+            found.push((
+                "pgraphrag-examples".to_string(),
+                p.file_stem().unwrap().to_string_lossy().into_owned(),
+            ));
+        }
+    }
+    for krate in std::fs::read_dir(root().join("crates")).unwrap() {
+        let krate = krate.unwrap().path();
+        let Ok(dir) = std::fs::read_dir(krate.join("examples")) else {
+            continue;
+        };
+        let package = format!("pgraphrag-{}", krate.file_name().unwrap().to_string_lossy());
+        for entry in dir {
+            let p = entry.unwrap().path();
+            if p.extension().is_some_and(|e| e == "rs") {
+                found.push((
+                    package.clone(),
+                    p.file_stem().unwrap().to_string_lossy().into_owned(),
+                ));
+            }
+        }
+    }
+    found.sort();
+    let mut listed: Vec<(String, String)> = EXAMPLES
+        .iter()
+        .map(|(p, n)| (p.to_string(), n.to_string()))
+        .collect();
+    listed.sort();
+    assert_eq!(
+        found, listed,
+        "add each new example to EXAMPLES and give it a test here"
+    );
+}
+
+#[test]
+fn pgraphrag_end_to_end_on_one_user() {
+    let model = smollm();
+    let split = split("amazon_dev");
+    let out = run(
+        "pgraphrag-examples",
+        "pgraphrag",
+        &[split.to_str().unwrap(), "1"],
+        &[("PGRAPHRAG_MODEL", &model)],
+    );
+    // One user: its id, then the gold title, the generated one and ROUGE-1.
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.iter().any(|l| l.starts_with("  gold: ")), "{out}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("  generated: ")),
+        "{out}"
+    );
+    let rouge: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("  ROUGE-1 F "))
+        .collect();
+    assert_eq!(rouge.len(), 1, "{out}");
+    let r1 = number_after(rouge[0], "ROUGE-1 F");
+    assert!((0.0..=1.0).contains(&r1), "{out}");
+}
+
+#[test]
+fn compose_your_own_ranks_three_users() {
+    let out = run(
+        "pgraphrag-examples",
+        "compose_your_own",
+        &[split("hotel_dev").to_str().unwrap()],
+        &[],
+    );
+    let headers = out
+        .lines()
+        .filter(|l| !l.starts_with(' ') && l.ends_with("):"))
+        .count();
+    assert_eq!(headers, 3, "{out}");
+    let scores: Vec<f64> = out
+        .lines()
+        .filter(|l| l.starts_with("  "))
+        .map(|l| number_after(l, ""))
+        .collect();
+    assert!(
+        !scores.is_empty() && scores.iter().all(|s| s.is_finite() && *s > 0.0),
+        "{out}"
+    );
+}
+
+#[test]
+fn dense_retrieval_prints_the_top_three() {
+    let model = minilm();
+    let split = split("amazon_dev");
+    let out = run(
+        "pgraphrag-examples",
+        "dense_retrieval",
+        &[
+            "--split",
+            split.to_str().unwrap(),
+            "--model",
+            model.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(
+        out.starts_with("user ") && out.contains("profile reviews"),
+        "{out}"
+    );
+    let scores: Vec<f64> = (1..=3)
+        .map(|r| {
+            let label = format!("{r}. ");
+            let l = (out.lines().find(|l| l.starts_with(&label)))
+                .unwrap_or_else(|| panic!("no rank {r}:\n{out}"));
+            number_after(l, &label)
+        })
+        .collect();
+    assert!(
+        scores.windows(2).all(|w| w[0] >= w[1]),
+        "not sorted: {scores:?}"
+    );
+    assert!(
+        scores.iter().all(|s| (-1.0..=1.0).contains(s)),
+        "cosine out of range: {scores:?}"
+    );
+}
+
+#[test]
+fn metrics_scores_the_pairs() {
+    let out = run("pgraphrag-examples", "metrics", &[], &[]);
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("| The quick brown dog"))
+        .unwrap_or_else(|| panic!("{out}"));
+    // rouge-score: P = 6/8, R = 6/9, F = 0.70588…
+    assert!(row.contains("| 0.7059 |"), "{row}");
+    assert!(out.lines().any(|l| l.starts_with("corpus BLEU: ")), "{out}");
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    if wordnet().is_some() {
+        let meteor: f64 = cells[5]
+            .parse()
+            .unwrap_or_else(|_| panic!("METEOR missing: {row}"));
+        assert!(meteor > 0.0 && meteor < 1.0, "{row}");
+    } else {
+        assert_eq!(cells[5], "-", "{row}");
+        assert!(out.contains("METEOR skipped"), "{out}");
+    }
+}
+
+#[test]
+fn own_generator_fills_the_grid() {
+    let wn = wordnet_or_fail();
+    let split = split("amazon_dev");
+    let out = run(
+        "pgraphrag-examples",
+        "own_generator",
+        &[split.to_str().unwrap(), "--users", "3"],
+        &[("WORDNET_DIR", &wn)],
+    );
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| mode_k"))
+        .collect();
+    assert_eq!(
+        rows.len(),
+        11,
+        "the five modes × k ∈ {{1, 2, 4}} less none/random at k > 1:\n{out}"
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r.split('|').nth(2).is_some_and(|n| n.trim() == "3")),
+        "{out}"
+    );
+    // `none` shows no review, so the baseline answers nothing and scores 0.
+    assert!(
+        out.contains("| none_k1 | 3 | 0.000 | 0.000 | 0.000 |"),
+        "{out}"
+    );
+    assert!(out.contains("for 33 (user, config) pairs"), "{out}");
+}
+
+struct Kill(Child);
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn openai_client_against_llama_cpp_server() {
+    let py = std::env::var("PGRAPHRAG_PYTHON").unwrap_or_else(|_| "python3".into());
+    let have = Command::new(&py)
+        .args(["-c", "import cyllama.llama.server"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !have {
+        let msg = format!(
+            "{py} cannot import cyllama: run `{py} -m pip install --no-deps cyllama==0.2.18`"
+        );
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
+        eprintln!("skipping the openai_client example: {msg}");
+        return;
+    }
+    let model = smollm();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(&py)
+        .args([
+            "-m",
+            "cyllama.llama.server",
+            "--host",
+            "127.0.0.1",
+            "--ctx-size",
+            "1024",
+        ])
+        .arg("--port")
+        .arg(port.to_string())
+        .arg("-m")
+        .arg(&model)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the cyllama server");
+    let mut child = Kill(child);
+    let t0 = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(st)) = child.0.try_wait() {
+            panic!("the cyllama server exited early with {st}");
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(90),
+            "server did not listen within 90 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let out = run(
+        "pgraphrag-examples",
+        "openai_client",
+        &[
+            "--url",
+            &url,
+            "--model",
+            "smollm2",
+            "--prompt",
+            "What is the capital of France?",
+            "--max-tokens",
+            "12",
+        ],
+        &[],
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(!lines[0].trim().is_empty(), "empty completion:\n{out}");
+    let last = lines.last().unwrap();
+    assert!(
+        last.starts_with("finish_reason: ") && !last.starts_with("finish_reason: ?"),
+        "{out}"
+    );
+    // Servers may omit usage figures (printed as `?`); when given, at most --max-tokens.
+    if !last.contains("completion_tokens: ?") {
+        let n = number_after(last, "completion_tokens:");
+        assert!((1.0..=12.0).contains(&n), "{out}");
+    }
+}
+
+#[test]
+fn scale_small_synthetic_graph() {
+    let args = [
+        "--small",
+        "--reviews",
+        "20000",
+        "--users",
+        "4000",
+        "--items",
+        "2000",
+        "--queries",
+        "200",
+        "--verify",
+        "20",
+    ];
+    let out = run("pgraphrag-retrieval", "scale", &args, &[]);
+    assert!(
+        out.starts_with("synthetic graph: 20000 reviews, 4000 users"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("query (user + neighbour top-5 BM25")),
+        "{out}"
+    );
+    // 20 queries on the largest lists plus 4 head-term queries on each of the 3 largest.
+    let last = out.lines().last().unwrap();
+    assert!(
+        last.starts_with("verified 32 queries (both sides)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bench_llm_decodes_four_tokens() {
+    let model = smollm();
+    let (_dir, prompt) = temp_file("prompt.txt", "The quick brown fox jumps over the lazy dog.");
+    let out = run(
+        "pgraphrag-llm",
+        "bench_llm",
+        &[
+            "--model",
+            model.to_str().unwrap(),
+            "--prompt-file",
+            prompt.to_str().unwrap(),
+            "--tg",
+            "4",
+            "--reps",
+            "1",
+        ],
+        &[],
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "one repetition, one JSON line:\n{out}");
+    let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(v["tg_tokens"], 4, "{v}");
+    assert!(v["pp_tokens"].as_u64().is_some_and(|n| n > 5), "{v}");
+    assert!(v["pp_tok_s"].as_f64().is_some_and(|x| x > 0.0), "{v}");
+}
+
+const PAIRS: &str = r#"{"id": 1, "prediction": "The quick brown dog jumps on the log.", "reference": "The quick brown fox jumps over the lazy dog"}
+{"id": 2, "prediction": "Great soap", "reference": "Great soap, smells nice"}
+"#;
+
+#[test]
+fn score_pairs_writes_one_line_per_pair() {
+    let wn = wordnet_or_fail();
+    let (_dir, pairs) = temp_file("score_pairs.jsonl", PAIRS);
+    let scores = pairs.with_file_name("scores.jsonl");
+    run(
+        "pgraphrag-metrics",
+        "score_pairs",
+        &[pairs.to_str().unwrap(), scores.to_str().unwrap()],
+        &[("WORDNET_DIR", &wn)],
+    );
+    let text = std::fs::read_to_string(&scores).unwrap();
+    let rows: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert_eq!(rows[0]["id"], 1);
+    assert!(
+        (rows[0]["rouge1"].as_f64().unwrap() - 0.7058823529411765).abs() < 1e-12,
+        "{text}"
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r["meteor"].as_f64().is_some_and(|m| m > 0.0 && m < 1.0)),
+        "{text}"
+    );
+    assert!(rows[1]["bleu"].as_f64().is_some_and(|b| b > 0.0), "{text}");
+}
+
+#[test]
+fn profile_parts_times_each_metric() {
+    let wn = wordnet_or_fail();
+    let (_dir, pairs) = temp_file("profile_parts.jsonl", PAIRS);
+    let out = run(
+        "pgraphrag-metrics",
+        "profile_parts",
+        &[pairs.to_str().unwrap()],
+        &[("WORDNET_DIR", &wn)],
+    );
+    assert!(
+        out.lines()
+            .next()
+            .is_some_and(|l| number_after(l, "pairs") == 2.0),
+        "{out}"
+    );
+    let v: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(v["pairs"], 2, "{v}");
+    for k in ["rouge", "wordnet_load", "meteor", "bleu"] {
+        assert!(v[k].as_f64().is_some_and(|s| s >= 0.0), "{k}: {v}");
+    }
+}
+
+#[test]
+fn tokenize_json_word_and_sentence_modes() {
+    let (_dir, texts) = temp_file(
+        "texts.json",
+        r#"["Mr. Smith didn't go to Washington. He stayed home."]"#,
+    );
+    let words = texts.with_file_name("words.json");
+    let secs = run(
+        "pgraphrag-text",
+        "tokenize_json",
+        &["word", texts.to_str().unwrap(), words.to_str().unwrap()],
+        &[],
+    );
+    assert!(secs.trim().parse::<f64>().is_ok_and(|s| s >= 0.0), "{secs}");
+    let got: Vec<Vec<String>> =
+        serde_json::from_str(&std::fs::read_to_string(&words).unwrap()).unwrap();
+    let want = [
+        "Mr.",
+        "Smith",
+        "did",
+        "n't",
+        "go",
+        "to",
+        "Washington",
+        ".",
+        "He",
+        "stayed",
+        "home",
+        ".",
+    ];
+    assert_eq!(got, [want.map(String::from).to_vec()]);
+    let sents = texts.with_file_name("sents.json");
+    run(
+        "pgraphrag-text",
+        "tokenize_json",
+        &["sent_en", texts.to_str().unwrap(), sents.to_str().unwrap()],
+        &[],
+    );
+    let got: Vec<Vec<String>> =
+        serde_json::from_str(&std::fs::read_to_string(&sents).unwrap()).unwrap();
+    assert_eq!(
+        got,
+        [vec![
+            "Mr. Smith didn't go to Washington.".to_string(),
+            "He stayed home.".to_string()
+        ]]
+    );
+}
