@@ -10,14 +10,16 @@
 //! cargo run -p pgraphrag-examples --example own_generator -- [SPLIT.json] [--users 3]
 //! ```
 //! The split defaults to `$PGRAPHRAG_DATA/pgraphrag/amazon_dev.json` (`PGRAPHRAG_DATA`
-//! defaults to `../shared/data`). METEOR needs WordNet (`$WORDNET_DIR` or `/usr/share/wordnet`).
+//! defaults to `../shared/data`). METEOR needs WordNet (see `pgraphrag_metrics::wordnet`); without
+//! it the table shows METEOR as missing.
 use std::path::PathBuf;
 
 use anyhow::Context;
 use pgraphrag_core::{GenParams, Generator, NoProgress, Prompt, Result, Task};
-use pgraphrag_data::{load_split, pgraphrag_split_path};
+use pgraphrag_data::{RankingRecord, load_split, pgraphrag_split_path};
+use pgraphrag_eval::rank_all;
 use pgraphrag_eval::{Bench, Recipe, ResultsTable, TextScorer, gold, pgraphrag_grid};
-use pgraphrag_eval::{rank_all, ranked_profile};
+use pgraphrag_metrics::{Meteor, wordnet};
 use pgraphrag_prompt::pgraphrag::Mode;
 use pgraphrag_retrieval::profile::ProfileRanker;
 
@@ -57,7 +59,7 @@ fn main() -> anyhow::Result<()> {
     let mut options = recipe.profile_options();
     options.k = options.k.max(4);
     let ranker = ProfileRanker::new(recipe.bm25(), options);
-    let records = rank_all(
+    let ranked = rank_all(
         &split,
         &graph,
         recipe.id_policy(),
@@ -65,12 +67,25 @@ fn main() -> anyhow::Result<()> {
         ranker,
         &NoProgress,
     )?;
-    let profiles: Vec<_> = records.iter().map(ranked_profile).collect();
+    // Through the ranking file's values, as `pgraphrag bench` does (`int()` ratings, "None").
+    let profiles: Vec<_> = ranked
+        .iter()
+        .map(|p| RankingRecord::from_profile(p).to_profile())
+        .collect();
 
     let bench = Bench::new(Task::Title, pgraphrag_grid(&Mode::ALL, &[1, 2, 4]));
     let (outputs, stats) = bench.run_uncached(&profiles, &FirstRetrievedTitle, &NoProgress)?;
     let golds: Vec<String> = profiles.iter().map(|p| gold(p, Task::Title)).collect();
-    let scorer = TextScorer::new().context("apt-get install wordnet-base, or set WORDNET_DIR")?;
+    // METEOR when WordNet is found (scripts/fetch-wordnet.sh puts it in models/wordnet).
+    let dirs = wordnet::search_paths(|k| std::env::var_os(k), &[std::env::current_dir()?]);
+    let meteor = match wordnet::find(&dirs) {
+        Ok(dir) => Some(Meteor::load(&dir)?),
+        Err(e) => {
+            eprintln!("METEOR not computed: {e}");
+            None
+        }
+    };
+    let scorer = TextScorer::new(meteor);
     let extract = Recipe::Clean.extract_options();
     let title = format!("{}: first retrieved title", split_path.display());
     let table = ResultsTable::score(title, Task::Title, &outputs, &golds, &extract, &scorer)?;
