@@ -20,7 +20,7 @@ pub enum PoolingArg {
     Mean,
     /// BERT's pooler_output (needs a checkpoint with pooler weights).
     Pooler,
-    /// The [CLS] token's vector.
+    /// The CLS token's vector.
     Cls,
 }
 

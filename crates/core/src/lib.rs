@@ -36,7 +36,6 @@
 
 mod error;
 pub mod progress;
-/// Shared SIMD helpers: CPU feature detection and a `Send` raw pointer for disjoint writes.
 pub mod simd;
 mod ties;
 mod types;

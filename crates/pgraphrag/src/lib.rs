@@ -1,7 +1,7 @@
 //! # pgraphrag
 //!
 //! Personalized retrieval-augmented generation with LLMs: the user-item graph retrieval of
-//! PGraphRAG, LaMP-style profile retrieval, BM25 and dense retrieval, prompts exact to the
+//! PGraphRAG, BM25 and dense retrieval over user profiles, prompts exact to the
 //! papers' released code, local GGUF generation and metrics identical to the Python
 //! references.
 //!
@@ -20,6 +20,7 @@
 //! | `prompt` | `pgraphrag-prompt` | `prompt` | yes |
 //! | `llm` | `pgraphrag-llm` | `llm` (`tls` adds HTTPS) | no |
 //! | `eval` | `pgraphrag-eval` | `eval` | no |
+//! | `store` | `pgraphrag-store` | `store` | no |
 //!
 //! `full` turns on every module (and `dense`); `cuda` runs dense encoders and GGUF models on
 //! an NVIDIA GPU for the modules that are on; `hf-hub` downloads dense models from the Hugging
@@ -84,6 +85,11 @@ pub use pgraphrag_llm as llm;
 #[cfg(feature = "eval")]
 #[cfg_attr(docsrs, doc(cfg(feature = "eval")))]
 pub use pgraphrag_eval as eval;
+
+/// Persistent stores (the one SQLite setup of every cache): [`pgraphrag_store`].
+#[cfg(feature = "store")]
+#[cfg_attr(docsrs, doc(cfg(feature = "store")))]
+pub use pgraphrag_store as store;
 
 /// The README's example, run as a doctest.
 #[cfg(all(doctest, feature = "retrieval", feature = "metrics"))]

@@ -1,7 +1,7 @@
 //! Graph-scoped profile retrieval: PGraphRAG's user / neighbour / both profiles, task queries
 //! and the ranking-file semantics of the released notebook (`notebook/ranking.ipynb`).
 //!
-//! For a target (user, item) on a [`UserItemGraph`], a [`ProfileRanker`] ranks
+//! For a target (user, item) on a [`UserItemGraph`](pgraphrag_graph::UserItemGraph), a [`ProfileRanker`] ranks
 //!
 //! * the user's reviews of other items (`user_ratings`),
 //! * the other users' reviews of the target item (`neighbor_ratings`),

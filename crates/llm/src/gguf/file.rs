@@ -438,7 +438,7 @@ pub struct GgufHeader {
 /// [`crate::GgufModel::load`] does that.
 ///
 /// Every count and length is checked against the bytes left before anything is allocated, so
-/// corrupt input is an [`LlmError::InvalidGguf`] (or [`LlmError::Io`] if `r` fails to seek),
+/// corrupt input is an [`LlmError::InvalidGguf`](crate::LlmError::InvalidGguf) (or [`LlmError::Io`](crate::LlmError::Io) if `r` fails to seek),
 /// never a panic or a huge allocation.
 ///
 /// ```

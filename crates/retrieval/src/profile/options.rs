@@ -48,7 +48,7 @@ pub enum RandomReview {
     },
 }
 
-/// Options of a [`ProfileRanker`].
+/// Options of a [`ProfileRanker`](super::ProfileRanker).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProfileOptions {
     /// How many reviews to keep per list (the notebook's `limit = 5`).

@@ -37,7 +37,7 @@ fn resolve(graph: &UserItemGraph, r: ReviewId, score: Option<f64>) -> RankedEntr
     }
 }
 
-/// Ranks PGraphRAG profiles; see the [module documentation](self).
+/// Ranks PGraphRAG profiles; see the [module documentation](super).
 #[derive(Debug, Clone)]
 pub struct ProfileRanker<R> {
     ranker: R,
@@ -113,7 +113,7 @@ impl<R: CandidateRanker> ProfileRanker<R> {
         Ok(out)
     }
 
-    /// Ranks the profile of `user` for the target `item` against `query` (see [`Task::query`]).
+    /// Ranks the profile of `user` for the target `item` against `query` (see [`Task::query`](pgraphrag_core::Task::query)).
     ///
     /// The profile's `user_id` is `user` and its `target_item` is `item`; its `target` holds
     /// only the author and item id: set the target review's fields with
