@@ -423,7 +423,10 @@ mod tests {
             ("{\"id\":1,\"prediction\":\"a\"}\n", "missing \"reference\""),
         ] {
             std::fs::write(&path, text).unwrap();
-            let e = read_pairs(&path).err().expect("an error").to_string();
+            let Err(e) = read_pairs(&path) else {
+                panic!("{text:?} was accepted")
+            };
+            let e = e.to_string();
             assert!(e.contains(want), "{e:?} lacks {want:?}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
