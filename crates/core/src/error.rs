@@ -36,3 +36,22 @@ impl Error {
 
 /// `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error and its sources joined as `a: b: c` — what a binary prints. Every error of the
+/// workspace says each fact once along this chain: a message never repeats its source's.
+///
+/// ```
+/// let io = std::io::Error::other("disk full");
+/// let e = pgraphrag_core::Error::Io { path: "out.json".into(), source: io };
+/// assert_eq!(pgraphrag_core::error_chain(&e), "out.json: disk full");
+/// ```
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        cur = s.source();
+    }
+    out
+}

@@ -41,7 +41,7 @@ mod ties;
 mod types;
 mod vocab;
 
-pub use error::{Error, Result};
+pub use error::{Error, Result, error_chain};
 pub use progress::{NoProgress, Progress};
 pub use ties::{TieOrder, numpy_argsort, rank_order, top_k};
 pub use types::{

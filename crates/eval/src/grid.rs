@@ -402,17 +402,6 @@ impl Bench {
 mod tests {
     use super::*;
 
-    /// The error and its sources, `a: b: c` (what the CLI prints).
-    fn chain(e: &dyn std::error::Error) -> String {
-        let mut out = e.to_string();
-        let mut cur = e.source();
-        while let Some(s) = cur {
-            out.push_str(": ");
-            out.push_str(&s.to_string());
-            cur = s.source();
-        }
-        out
-    }
     use crate::GenerationCache;
     use pgraphrag_core::Entry;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -498,7 +487,7 @@ mod tests {
             ..Default::default()
         }];
         let g = CachedGenerator::new(Fail, "f", GenerationCache::in_memory().unwrap());
-        let e = chain(&bench.run(&profiles, &g).unwrap_err());
+        let e = pgraphrag_core::error_chain(&bench.run(&profiles, &g).unwrap_err());
         assert_eq!(e.matches("boom").count(), 1, "each fact once: {e}");
         assert!(
             e.contains("alice") && e.contains("none_k1") && e.contains("boom"),
@@ -585,7 +574,7 @@ mod tests {
             "b",
             GenerationCache::open(&path).unwrap(),
         );
-        let e = chain(&bench.run(&profiles, &g).unwrap_err());
+        let e = pgraphrag_core::error_chain(&bench.run(&profiles, &g).unwrap_err());
         assert!(e.contains("u3") && e.contains("boom"), "{e}");
         let stored = g.stats().generated;
         assert!(

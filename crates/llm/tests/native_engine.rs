@@ -290,27 +290,15 @@ fn batched_equals_one_at_a_time(m: &GgufModel) {
 fn native_is_refused_for_other_architectures_and_errors_are_clear() {
     let m = load(Engine::Native);
     assert_eq!(m.engine(), Engine::Native);
-    let e = chain(&m.next_token_logits(&[]).unwrap_err());
+    let e = pgraphrag_core::error_chain(&m.next_token_logits(&[]).unwrap_err());
     assert!(e.contains("no tokens"), "{e}");
-    let e = chain(&m.next_token_logits(&[u32::MAX]).unwrap_err());
+    let e = pgraphrag_core::error_chain(&m.next_token_logits(&[u32::MAX]).unwrap_err());
     assert!(e.contains("outside the vocabulary"), "{e}");
     assert_eq!(
         e.matches("outside the vocabulary").count(),
         1,
         "each fact once: {e}"
     );
-}
-
-/// The error and its sources, `a: b: c` (what the CLI prints).
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        cur = s.source();
-    }
-    out
 }
 
 /// The portable kernels (what `Kernels::Portable` forces, as a CPU without SIMD extensions
