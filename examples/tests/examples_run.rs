@@ -9,10 +9,9 @@
 //! (`pip install --no-deps cyllama==0.2.18` for `$PGRAPHRAG_PYTHON`, default `python3`): without
 //! it that test fails under `CI=true` and is skipped with a message otherwise.
 
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Instant;
 
 /// Every example of the workspace: (package, example name).
 const EXAMPLES: [(&str, &str); 11] = [
@@ -358,13 +357,8 @@ fn own_generator_fills_the_grid() {
     assert!(out.contains("for 33 (user, config) pairs"), "{out}");
 }
 
-struct Kill(Child);
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+#[path = "../../crates/llm/tests/support/llama_server.rs"]
+mod llama_server;
 
 #[test]
 fn openai_client_against_llama_cpp_server() {
@@ -383,40 +377,8 @@ fn openai_client_against_llama_cpp_server() {
         return;
     }
     let model = smollm();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(&py)
-        .args([
-            "-m",
-            "cyllama.llama.server",
-            "--host",
-            "127.0.0.1",
-            "--ctx-size",
-            "1024",
-        ])
-        .arg("--port")
-        .arg(port.to_string())
-        .arg("-m")
-        .arg(&model)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the cyllama server");
-    let mut child = Kill(child);
-    let t0 = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Ok(Some(st)) = child.0.try_wait() {
-            panic!("the cyllama server exited early with {st}");
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(90),
-            "server did not listen within 90 s"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let server = llama_server::LlamaServer::start(&py, &model);
+    let port = server.port;
     let url = format!("http://127.0.0.1:{port}/v1");
     let out = run(
         "pgraphrag-examples",

@@ -5,10 +5,9 @@
 //! Needs `pip install --no-deps cyllama==0.2.18` for `$PGRAPHRAG_PYTHON` (default `python3`)
 //! and the model from `scripts/fetch-llms.sh --smollm-only`. Fails loudly when either is missing.
 
-use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use pgraphrag_core::{GenParams, Prompt};
 use pgraphrag_llm::{OpenAiClient, OpenAiOptions};
@@ -16,13 +15,8 @@ use pgraphrag_llm::{OpenAiClient, OpenAiOptions};
 #[path = "support/model.rs"]
 mod model;
 
-struct Kill(Child);
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+#[path = "support/llama_server.rs"]
+mod llama_server;
 
 #[test]
 fn chat_completion_from_llama_cpp_server() {
@@ -42,40 +36,8 @@ fn chat_completion_from_llama_cpp_server() {
         ok,
         "{py} cannot import cyllama: run `{py} -m pip install --no-deps cyllama==0.2.18`"
     );
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(&py)
-        .args([
-            "-m",
-            "cyllama.llama.server",
-            "--host",
-            "127.0.0.1",
-            "--ctx-size",
-            "1024",
-        ])
-        .arg("--port")
-        .arg(port.to_string())
-        .arg("-m")
-        .arg(&model)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the cyllama server");
-    let mut child = Kill(child);
-    let t0 = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Ok(Some(st)) = child.0.try_wait() {
-            panic!("the cyllama server exited early with {st}");
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(90),
-            "server did not listen within 90 s"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let server = llama_server::LlamaServer::start(&py, &model);
+    let port = server.port;
     let c = OpenAiClient::new(
         format!("http://127.0.0.1:{port}/v1"),
         "smollm2",
