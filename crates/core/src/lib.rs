@@ -3,7 +3,7 @@
 //!
 //! The bottom crate of the pgraphrag workspace: the shared vocabulary ([`Entry`],
 //! [`Scored`], [`Embeddings`], [`Prompt`], [`GenParams`], [`Task`], [`Language`],
-//! [`Bm25Params`]), ranking with documented tie orders ([`top_k`], [`TieOrder`]) and the narrow, one-method
+//! [`Bm25Params`], the LaMP records [`LampTask`], [`LampQuestion`]), ranking with documented tie orders ([`top_k`], [`TieOrder`]) and the narrow, one-method
 //! traits that every other crate implements or consumes:
 //!
 //! | trait | one method | implemented in |
@@ -12,6 +12,7 @@
 //! | [`Encoder`] | `encode(texts)` (+ provided `dim()`) | `pgraphrag-retrieval` (BERT mean pooling on candle) |
 //! | [`Generator`] | `generate(prompt, params)` | `pgraphrag-llm` (GGUF on candle, OpenAI-compatible HTTP) |
 //! | [`Metric`] | `score(prediction, reference)` | `pgraphrag-metrics` (ROUGE, METEOR, BLEU) |
+//! | [`TokenCounter`] | `count(text)` | `pgraphrag-prompt` (any `tokenizer.json`), `pgraphrag-llm` |
 //!
 //! It depends on `serde` and `thiserror` only, so a third party can implement a trait
 //! against this small, stable crate without pulling in candle.
@@ -35,6 +36,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod lamp;
 pub mod progress;
 pub mod simd;
 mod ties;
@@ -42,6 +44,7 @@ mod types;
 mod vocab;
 
 pub use error::{Error, Result, error_chain};
+pub use lamp::{LampGold, LampProfileItem, LampQuestion, LampTask};
 pub use progress::{NoProgress, Progress};
 pub use ties::{TieOrder, numpy_argsort, rank_order, top_k};
 pub use types::{
@@ -149,6 +152,30 @@ pub trait Generator {
         for (i, r) in self.generate_batch(prompts, params).into_iter().enumerate() {
             done(i, r);
         }
+    }
+}
+
+/// Counts the tokens a model's tokenizer makes of a text (special tokens included, as the
+/// model will see them): what a token budget is measured in. `pgraphrag-prompt`'s
+/// `HfTokenizer` (any `tokenizer.json`) and `pgraphrag-llm`'s `LlmTokenizer` implement it.
+///
+/// ```
+/// use pgraphrag_core::{Result, TokenCounter};
+/// /// One token per whitespace-separated word: a toy counter.
+/// struct Words;
+/// impl TokenCounter for Words {
+///     fn count(&self, text: &str) -> Result<usize> { Ok(text.split_whitespace().count()) }
+/// }
+/// assert_eq!(Words.count("a b  c").unwrap(), 3);
+/// ```
+pub trait TokenCounter {
+    /// The number of tokens of `text`.
+    fn count(&self, text: &str) -> Result<usize>;
+}
+
+impl<T: TokenCounter + ?Sized> TokenCounter for &T {
+    fn count(&self, text: &str) -> Result<usize> {
+        (**self).count(text)
     }
 }
 
