@@ -15,6 +15,8 @@
 //! * [`pgraphrag_split_path`]: where a released split lies in a shared data folder (the
 //!   caller names the folder; the library reads no environment variable).
 //! * [`write_atomic`]: whole-file-or-nothing writes (temporary file, fsync, rename).
+//! * [`lamp`]: LaMP's questions and outputs files (`read_questions`, `read_questions_for`,
+//!   `write_questions`, `read_outputs`, `write_outputs`).
 //! * [`jsonl`]: the JSON Lines inputs of the `pgraphrag` tool (pairs, texts), errors
 //!   ([`JsonlError`]) naming the file, the line and the field.
 //!
@@ -36,6 +38,7 @@
 mod atomic;
 mod error;
 pub mod jsonl;
+pub mod lamp;
 mod paths;
 mod ranking;
 mod split;
