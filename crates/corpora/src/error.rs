@@ -1,0 +1,86 @@
+//! The crate's error type: every variant names the file and, where there is one, the line,
+//! the record or the field. Each fact is said once along the error's source chain.
+use std::path::PathBuf;
+
+/// What can go wrong reading a corpus or building a LaMP task. Problems with single records
+/// (a malformed mail, a CSV row with a missing date) are not errors: the converters count them
+/// as skips in their [`Report`](crate::Report).
+///
+/// ```
+/// use pgraphrag_corpora::{read_corpus, Error};
+/// let e = read_corpus("no/such/corpus.jsonl").unwrap_err();
+/// assert!(matches!(e, Error::Read { .. }));
+/// assert_eq!(e.to_string(), "cannot read no/such/corpus.jsonl");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file or folder could not be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file or folder.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file could not be written (the data crate's error names the file).
+    #[error(transparent)]
+    Write(#[from] pgraphrag_data::Error),
+    /// A line of a corpus file is not an [`AuthoredDoc`](crate::AuthoredDoc).
+    #[error("{}: line {line}: {message}", path.display())]
+    CorpusLine {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What was wrong (serde_json's message names the field).
+        message: String,
+    },
+    /// A CSV or TSV file lacks a column the converter needs.
+    #[error("{}: no column {column:?} in the header", path.display())]
+    MissingColumn {
+        /// The file.
+        path: PathBuf,
+        /// The column.
+        column: &'static str,
+    },
+    /// A CSV or TSV file's header could not be read.
+    #[error("{}: unreadable header: {message}", path.display())]
+    Header {
+        /// The file.
+        path: PathBuf,
+        /// What the csv crate said.
+        message: String,
+    },
+    /// An input folder holds none of the files the converter reads.
+    #[error("{}: found none of {expected}", path.display())]
+    NoInput {
+        /// The folder.
+        path: PathBuf,
+        /// What was looked for.
+        expected: &'static str,
+    },
+    /// Two documents share an id; question and profile ids must be unique.
+    #[error("doc_id {doc_id:?} appears twice; document ids must be unique")]
+    DuplicateDocId {
+        /// The id.
+        doc_id: String,
+    },
+    /// A builder was asked for a task it does not build.
+    #[error("{task} cannot be built from {from}; it builds {supported}")]
+    UnsupportedTask {
+        /// The task asked for.
+        task: pgraphrag_core::LampTask,
+        /// The kind of input.
+        from: &'static str,
+        /// What it builds.
+        supported: &'static str,
+    },
+    /// The builder options are unusable.
+    #[error("bad builder options: {0}")]
+    Options(String),
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
