@@ -263,6 +263,16 @@ impl LlmTokenizer {
     }
 }
 
+/// Counts [`LlmTokenizer::encode`]'s ids (special-token strings count as one token each; BOS
+/// is not added): what `pgraphrag-stages`' fitting rule measures budgets in.
+impl pgraphrag_core::TokenCounter for LlmTokenizer {
+    fn count(&self, text: &str) -> pgraphrag_core::Result<usize> {
+        self.encode(text)
+            .map(|ids| ids.len())
+            .map_err(pgraphrag_core::Error::backend)
+    }
+}
+
 /// `gemma-3-270m-q4_k_m.gguf` → `gemma-3-270m-q4_k_m.tokenizer.json`.
 pub(crate) fn sibling_tokenizer_name(path: &Path) -> String {
     let stem = path

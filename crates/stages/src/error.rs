@@ -1,0 +1,99 @@
+use std::path::PathBuf;
+
+/// Errors of `pgraphrag-stages`. Each names the file, user, item or field involved; the
+/// underlying error is the [`source`](std::error::Error::source), never repeated in the message.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The summary store file could not be opened (not SQLite, another kind of store, another
+    /// schema version, or no permission).
+    #[error(transparent)]
+    Store(Box<pgraphrag_store::Error>),
+    /// A query or write on the summary store failed.
+    #[error(
+        "summary store {path} failed (check permissions and free disk space, or delete the file to start afresh)"
+    )]
+    Sqlite {
+        /// The store file.
+        path: PathBuf,
+        /// The SQLite error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The store holds summaries, but none of this (model, version): most likely the wrong
+    /// `--store` file, another model file, or changed summarizer settings.
+    #[error(
+        "summary store {path} holds no summaries of model {model:?} with version {version:?}; it holds {holds}"
+    )]
+    OtherConfig {
+        /// The store file.
+        path: PathBuf,
+        /// The model id asked for.
+        model: String,
+        /// The summarizer version asked for.
+        version: String,
+        /// What the store holds: `N of model M version V`, joined by `; `.
+        holds: String,
+    },
+    /// A profile item lacks a field its task needs.
+    #[error("profile item {item:?} has no field `{field}` (a {task} item has {expected})")]
+    MissingField {
+        /// The item's id.
+        item: String,
+        /// The missing field.
+        field: &'static str,
+        /// The task.
+        task: pgraphrag_core::LampTask,
+        /// The fields the task needs, comma-separated.
+        expected: String,
+    },
+    /// Something about one user failed (the source says what).
+    #[error("user {user:?}")]
+    User {
+        /// The user key (the question's `user_id`, else its `id`).
+        user: String,
+        /// What failed.
+        #[source]
+        source: Box<Error>,
+    },
+    /// The summarizer (its model or its token counter) failed for one user.
+    #[error("summarising user {user:?}")]
+    Summarize {
+        /// The user key.
+        user: String,
+        /// The summarizer's error.
+        #[source]
+        source: pgraphrag_core::Error,
+    },
+    /// Two questions of one input share a user key but carry different profiles.
+    #[error(
+        "questions {first:?} and {second:?} both belong to user {user:?} but carry different profiles (one summary per user: split the input)"
+    )]
+    ConflictingProfiles {
+        /// The user key.
+        user: String,
+        /// The first question's id.
+        first: String,
+        /// The second question's id.
+        second: String,
+    },
+    /// Writing an export file failed (the source names the file).
+    #[error("exporting the summaries")]
+    Export {
+        /// The write error.
+        #[source]
+        source: pgraphrag_data::Error,
+    },
+    /// The caller passed something unusable.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<pgraphrag_store::Error> for Error {
+    fn from(e: pgraphrag_store::Error) -> Self {
+        Error::Store(Box::new(e))
+    }
+}
