@@ -21,14 +21,14 @@
 //! let mut docs = Vec::new();
 //! for day in 1..=9 {
 //!     let raw = format!("From: Kim <kim@example.org>\nDate: {day} Aug 2002 10:00:00 +0000\n\
-//!                        Subject: Re: [ILUG] Topic {day}\n\n> quoted\n{}\n-- \nKim\n", "My words. ".repeat(40));
+//!                        Subject: Re: [ILUG] Topic {day}\n\n> quoted\n{}\n-- \nKim\n", format!("My words {day}. ").repeat(40));
 //!     docs.push(parse_mail(raw.as_bytes(), &format!("m{day}"), &MailOptions::default()).unwrap());
 //! }
 //! assert_eq!(docs[0].title.as_deref(), Some("Topic 1"));
 //! let build = lamp::lamp6(&docs, &lamp::BuildOptions::multistage()).unwrap();
 //! assert_eq!(build.report.kept, 7); // the first two mails have too little history
 //! let q = &build.train.questions[0];
-//! assert!(q.input.starts_with("Generate a subject for the following email: My words."));
+//! assert!(q.input.starts_with("Generate a subject for the following email: My words 3."));
 //! assert_eq!(q.profile.len(), 2);
 //! ```
 #![deny(missing_docs)]
@@ -46,8 +46,8 @@ pub use date::{unix_of_date, ymd};
 pub use doc::{AuthoredDoc, parse_corpus, read_corpus, write_corpus};
 pub use error::{Error, Result};
 pub use mail::{
-    AUTOMATED_DOMAIN_LABELS, AUTOMATED_LOCAL_TOKENS, MailOptions, clean_body, clean_subject,
-    is_automated, parse_mail,
+    AUTOMATED_DOMAIN_LABELS, AUTOMATED_LOCAL_TOKENS, MAX_MAIL_TIME, MIN_MAIL_TIME, MailOptions,
+    clean_body, clean_subject, is_automated, parse_mail,
 };
 pub use report::{Report, Skip};
 pub use spam_assassin::{Converted, HAM_FOLDERS, convert_spam_assassin, spam_assassin_record};

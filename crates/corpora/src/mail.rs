@@ -6,6 +6,11 @@ use mailparse::{DispositionType, MailHeaderMap, ParsedMail};
 
 use crate::{AuthoredDoc, Skip};
 
+/// The earliest `Date:` accepted: 1980-01-01T00:00:00Z in unix seconds.
+pub const MIN_MAIL_TIME: i64 = 315_532_800;
+/// The end of the accepted `Date:` range: 2100-01-01T00:00:00Z in unix seconds.
+pub const MAX_MAIL_TIME: i64 = 4_102_444_800;
+
 /// Options of the mail converter.
 ///
 /// ```
@@ -256,7 +261,8 @@ fn text_part<'a>(m: &'a ParsedMail<'a>) -> Option<&'a ParsedMail<'a>> {
 
 /// Parses one raw mail into an [`AuthoredDoc`] with the given `doc_id`, or says why it is
 /// skipped. A leading mbox `From ` line is ignored. The author is the `From:` address, trimmed
-/// and lower-cased; the time is `Date:` in unix seconds; the title is [`clean_subject`] of
+/// and lower-cased; the time is `Date:` in unix seconds (from 1980 to 2100, else
+/// [`Skip::BadDate`]); the title is [`clean_subject`] of
 /// `Subject:` (`None` when empty); the text is [`clean_body`] of the first `text/plain` part.
 ///
 /// ```
@@ -287,7 +293,8 @@ pub fn parse_mail(raw: &[u8], doc_id: &str, opts: &MailOptions) -> Result<Author
         .ok_or(Skip::NoSender)?;
     let date = headers.get_first_value("Date").ok_or(Skip::NoDate)?;
     let time = mailparse::dateparse(&date).map_err(|_| Skip::BadDate)?;
-    if time < 0 {
+    // mailparse reads what it cannot parse leniently (often as 0): only 1980..2100 is a date.
+    if !(MIN_MAIL_TIME..MAX_MAIL_TIME).contains(&time) {
         return Err(Skip::BadDate);
     }
     let subject = headers.get_first_value("Subject").unwrap_or_default();

@@ -22,7 +22,7 @@ pub enum Skip {
     NoSender,
     /// No `Date:` header.
     NoDate,
-    /// A `Date:` (or publish date, or tweet id) that gives no time at or after 1970.
+    /// A `Date:` that gives no time from 1980 to 2100, or an unreadable publish date.
     BadDate,
     /// A mail with no `text/plain` part (HTML only, or attachments only).
     NoTextPart,

@@ -331,6 +331,33 @@ impl LampBuild {
         }
     }
 
+    /// Writes the build in LaMP's file layout into the existing folder `dir`:
+    /// `{train,dev,test}_questions.json` and `{train,dev,test}_outputs.json`, through
+    /// `pgraphrag_data::lamp`'s writers (atomic, LaMP's exact format). Returns the paths written.
+    ///
+    /// ```
+    /// # use pgraphrag_corpora::{lamp::*, Report};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let b = LampBuild { task: pgraphrag_core::LampTask::Lamp4, train: LampSet::default(),
+    ///     dev: LampSet::default(), test: LampSet::default(), report: Report::default() };
+    /// let written = b.write(dir.path()).unwrap();
+    /// assert_eq!(written.len(), 6);
+    /// assert_eq!(std::fs::read_to_string(dir.path().join("dev_outputs.json")).unwrap(),
+    ///            r#"{"task": "LaMP_4", "golds": []}"#);
+    /// ```
+    pub fn write(&self, dir: &std::path::Path) -> Result<Vec<std::path::PathBuf>> {
+        let mut written = Vec::with_capacity(6);
+        for part in SplitName::ALL {
+            let set = self.set(part);
+            let q = dir.join(format!("{part}_questions.json"));
+            pgraphrag_data::lamp::write_questions(&q, &set.questions)?;
+            let o = dir.join(format!("{part}_outputs.json"));
+            pgraphrag_data::lamp::write_outputs(&o, self.task, &set.golds)?;
+            written.extend([q, o]);
+        }
+        Ok(written)
+    }
+
     /// The counts as a Markdown table: one row per part, `| task | split | users | questions
     /// | median profile |`.
     ///
