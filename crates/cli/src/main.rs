@@ -14,6 +14,7 @@ mod metrics_cmd;
 mod plot_cmd;
 mod progress;
 mod rank_cmd;
+mod summarize_cmd;
 mod wordnet;
 
 /// Personalized retrieval-augmented generation: rank profiles, score outputs, run benchmarks, plot results.
@@ -36,6 +37,8 @@ enum Command {
     Bench(bench_cmd::Args),
     /// Draw a results CSV (from `bench`) as an SVG bar chart: one panel per metric.
     Plot(plot_cmd::Args),
+    /// Summarise each LaMP user's profile offline (summary-augmented LaMP) into a summary store.
+    Summarize(summarize_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Command::Embed(a) => embed_cmd::run(a),
         Command::Bench(a) => bench_cmd::run(a),
         Command::Plot(a) => plot_cmd::run(a),
+        Command::Summarize(a) => summarize_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

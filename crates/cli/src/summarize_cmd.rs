@@ -1,0 +1,204 @@
+//! `pgraphrag summarize`: the offline user summaries of summary-augmented LaMP (Richardson et
+//! al.) for one LaMP questions file, with a local GGUF model, into a resumable summary store.
+//!
+//! The recipe is `pgraphrag_stages::SummarizeJob`; this module turns flags into its inputs:
+//! read the questions (fields checked for the task) → load the model → the task's Table 2
+//! prompt, the fitting budget (`--context`, `--max-new-tokens`, and the chat template's own
+//! tokens measured on the model) → summarise every user the store lacks, each committed as it
+//! finishes → `stats {...}` on stdout, optional JSONL export. See `docs/stages.md`.
+use std::collections::HashSet;
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use pgraphrag_core::{LampTask, Prompt, TokenCounter};
+use pgraphrag_llm::{GgufModel, GgufOptions};
+use pgraphrag_stages::{Budget, LlmSummarizer, SummarizeJob, SummaryPrompt, SummaryStore};
+use serde::Serialize;
+
+use crate::error::{OrUsage, usage};
+use crate::progress::Bar;
+
+/// Arguments of `pgraphrag summarize`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// A LaMP questions file (`*_questions.json`); every profile item must have the task's fields.
+    #[arg(long)]
+    pub input: PathBuf,
+    /// The LaMP task: LaMP-1, LaMP-2 (movies; an adapted prompt), LaMP-2-old (news), LaMP-3,
+    /// LaMP-4, LaMP-5 or LaMP-7 (the paper has no LaMP-6 prompt).
+    #[arg(long, value_parser = parse_task)]
+    pub task: LampTask,
+    /// The GGUF model that writes the summaries (e.g. models/SmolLM2-135M-Instruct.Q4_1.gguf).
+    #[arg(long)]
+    pub model: PathBuf,
+    /// The summary store (SQLite; created if missing). A rerun computes only what is missing.
+    #[arg(long)]
+    pub store: PathBuf,
+    /// Also write this run's (model, prompt version) summaries as JSON lines `{id, summary}`.
+    #[arg(long)]
+    pub export: Option<PathBuf>,
+    /// Only the first N distinct users of the input.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Users handed to the model per call (the native engine decodes up to 8 at a time).
+    #[arg(long, default_value_t = 8)]
+    pub batch: usize,
+    /// Most tokens per summary.
+    #[arg(long, default_value_t = 128)]
+    pub max_new_tokens: usize,
+    /// The summarizer's context in tokens: prompt and summary together (the paper's Vicuna had
+    /// 2,048); profile entries beyond it are dropped, most recent kept.
+    #[arg(long, default_value_t = 2048)]
+    pub context: usize,
+    /// Accept a store that holds summaries of other models or prompt versions only.
+    #[arg(long)]
+    pub new_config: bool,
+    /// Append `stored <user>` to this file right after each summary is committed.
+    #[arg(long)]
+    pub journal: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn parse_task(s: &str) -> Result<LampTask, String> {
+    s.parse::<LampTask>().map_err(|e| e.to_string())
+}
+
+/// The `stats` line: the job's counts and the speed of this run.
+#[derive(Serialize)]
+struct Stats<'a> {
+    #[serde(flatten)]
+    report: &'a pgraphrag_stages::JobReport,
+    model: String,
+    version: String,
+    /// Tokens of the computed summaries, re-tokenized (the end-of-turn token not counted).
+    generated_tokens: usize,
+    summaries_per_s: f64,
+    generated_tokens_per_s: f64,
+}
+
+/// Runs `pgraphrag summarize`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let Some(prompt) = SummaryPrompt::table2(args.task) else {
+        return Err(usage(format!(
+            "the paper has no summary prompt for {} (it excluded the task); pick LaMP-1, 2, 2-old, 3, 4, 5 or 7",
+            args.task
+        )));
+    };
+    let questions = pgraphrag_data::lamp::read_questions_for(&args.input, args.task)
+        .with_context(|| format!("reading the {} questions file", args.task))
+        .or_usage()?;
+    if !args.model.is_file() {
+        return Err(usage(format!(
+            "model file {} not found (scripts/fetch-llms.sh --smollm-only fetches SmolLM2)",
+            args.model.display()
+        )));
+    }
+    let model = GgufModel::load(&args.model, GgufOptions::default())
+        .with_context(|| format!("loading the GGUF model {}", args.model.display()))?;
+    if args.context > model.context_length() {
+        return Err(usage(format!(
+            "--context {} exceeds the model's context of {} tokens",
+            args.context,
+            model.context_length()
+        )));
+    }
+    // The tokens the chat template adds around the message (SmolLM2: its default system prompt).
+    let reserve = model.prompt_tokens(&Prompt::user(""))?.len();
+    let budget = Budget {
+        context: args.context,
+        max_new_tokens: args.max_new_tokens,
+        reserve,
+    };
+    if budget.input_tokens().is_none() {
+        return Err(usage(format!(
+            "--context {} leaves no room for a prompt after --max-new-tokens {} and the chat template's {reserve} tokens",
+            args.context, args.max_new_tokens
+        )));
+    }
+    let summarizer = LlmSummarizer::new(&model, prompt, model.tokenizer(), budget);
+    let (model_id, version) = (model.cache_id(), summarizer.version());
+    let store = SummaryStore::open(&args.store).or_usage()?;
+
+    let mut job = SummarizeJob::new(args.task, model_id.as_str(), version.as_str())
+        .batch(args.batch)
+        .limit(args.limit)
+        .allow_new_config(args.new_config);
+    if let Some(path) = &args.journal {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("opening the journal {}", path.display()))
+            .or_usage()?;
+        job = job.on_stored(move |user| {
+            // One write per line (O_APPEND): a line is whole or absent after a crash.
+            let _ = file.write_all(format!("stored {user}\n").as_bytes());
+        });
+    }
+    eprintln!(
+        "summarize: {} questions of {}, task {}, model {model_id}, version {version}, store {}",
+        questions.len(),
+        args.input.display(),
+        args.task,
+        args.store.display()
+    );
+    let bar = Bar::new(args.quiet);
+    let report = job
+        .run(&questions, &summarizer, &store, &bar)
+        .map_err(|e| match e {
+            pgraphrag_stages::Error::OtherConfig { .. }
+            | pgraphrag_stages::Error::ConflictingProfiles { .. }
+            | pgraphrag_stages::Error::User { .. } => usage_err(e),
+            e => anyhow::Error::new(e),
+        })?;
+
+    let computed: HashSet<&str> = report.stored.iter().map(String::as_str).collect();
+    let mut generated_tokens = 0;
+    for (user, summary) in store.summaries(&model_id, &version)? {
+        if computed.contains(user.as_str()) {
+            generated_tokens += model.tokenizer().count(&summary)?;
+        }
+    }
+    let secs = report.seconds.max(1e-9);
+    let stats = Stats {
+        report: &report,
+        model: model_id.clone(),
+        version: version.clone(),
+        generated_tokens,
+        summaries_per_s: report.computed as f64 / secs,
+        generated_tokens_per_s: generated_tokens as f64 / secs,
+    };
+    println!("stats {}", serde_json::to_string(&stats)?);
+    eprintln!(
+        "{} users: {} done before, {} computed ({} because the profile changed) in {:.1}s, {} with an empty profile skipped, {} failed",
+        report.users,
+        report.done_before,
+        report.computed,
+        report.resummarised,
+        report.seconds,
+        report.skipped_empty,
+        report.failed
+    );
+    if let Some(path) = &args.export {
+        let n = store.export_jsonl(path, &model_id, &version)?;
+        eprintln!("wrote {n} summaries to {}", path.display());
+    }
+    if !report.failures.is_empty() {
+        for f in &report.failures {
+            eprintln!("failed: {f}");
+        }
+        anyhow::bail!(
+            "{} of {} summaries failed; a rerun retries only those",
+            report.failed,
+            report.users
+        );
+    }
+    Ok(())
+}
+
+fn usage_err(e: pgraphrag_stages::Error) -> anyhow::Error {
+    crate::error::UsageError(anyhow::Error::new(e)).into()
+}
