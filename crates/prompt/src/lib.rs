@@ -9,6 +9,9 @@
 //!   the raw Llama-3.1 wrapper), byte-identical to the released code.
 //! * [`extract`]: `master_eval.py`'s `extract_prediction` (with its typo fixed by default)
 //!   and a documented rating parser.
+//! * [`lamp`]: LaMP's queries, corpus makers and prompts (`prompts.py`), byte-identical, with
+//!   the token budget and retry rule, an exact Hugging Face tokenizer wrapper and the
+//!   summary-augmented form.
 //!
 //! ```
 //! use pgraphrag_core::Entry;
@@ -25,6 +28,7 @@
 
 mod error;
 pub mod extract;
+pub mod lamp;
 pub mod pgraphrag;
 
 pub use error::{Error, Result};
