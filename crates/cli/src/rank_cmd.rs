@@ -195,7 +195,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         sc.spawn(move || -> anyhow::Result<()> {
                             let ranker = ProfileRanker::new(warm.clone(), popts);
                             let records = rank_all(split, graph, policy, *task, ranker, &())?;
-                            finish(&records, graph, out, t0)
+                            finish(records, graph, out, t0)
                         })
                     })
                     .collect();
@@ -210,26 +210,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         } else {
             for (task, out) in &outs {
                 let records = rank_task(&args, &split, &graph, recipe, *task, popts, &bar)?;
-                finish(&records, &graph, out, t0)?;
+                finish(records, &graph, out, t0)?;
             }
         }
         return Ok(());
     }
     let task: Task = tasks[0];
     let records = rank_task(&args, &split, &graph, recipe, task, popts, &bar)?;
-    finish(&records, &graph, &args.out, t0)
+    finish(records, &graph, &args.out, t0)
 }
 
 /// Writes one ranking file and prints its summary line.
 fn finish(
-    profiles: &[RankedProfile],
+    profiles: Vec<RankedProfile>,
     graph: &UserItemGraph,
     out: &Path,
     t0: Instant,
 ) -> anyhow::Result<()> {
-    let records: Vec<RankingRecord> = profiles.iter().map(RankingRecord::from_profile).collect();
+    let s = RankingSummary::of(&profiles);
+    let records: Vec<RankingRecord> = profiles.into_iter().map(RankingRecord::from).collect();
     write_rankings(out, &records).with_context(|| format!("writing {}", out.display()))?;
-    let s = RankingSummary::of(profiles);
     eprintln!(
         "ranked {} users ({} reviews in the graph, {} overwritten) in {:.2}s: mean {:.2} user / {:.2} neighbour entries; wrote {}",
         s.users,

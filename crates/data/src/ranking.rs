@@ -71,17 +71,17 @@ pub struct NeighborRating {
     pub score: Option<f64>,
 }
 
-fn none_str(s: &Option<String>) -> String {
-    s.clone().unwrap_or_else(|| "None".to_string())
+fn none_str(s: Option<String>) -> String {
+    s.unwrap_or_else(|| "None".to_string())
 }
 
 impl UserRating {
-    fn from_ranked(r: &RankedEntry) -> Self {
+    fn from_ranked(r: RankedEntry) -> Self {
         UserRating {
-            product_id: r.item.clone(),
+            product_id: r.item,
             review_rating: r.entry.rating.and_then(py_int),
-            review_title: none_str(&r.entry.title),
-            review_text: none_str(&r.entry.text),
+            review_title: none_str(r.entry.title),
+            review_text: none_str(r.entry.text),
             doc_id: r.entry.id,
             score: r.score,
         }
@@ -101,12 +101,12 @@ impl UserRating {
 }
 
 impl NeighborRating {
-    fn from_ranked(r: &RankedEntry) -> Self {
+    fn from_ranked(r: RankedEntry) -> Self {
         NeighborRating {
-            user_id: r.entry.author.clone(),
+            user_id: r.entry.author,
             review_rating: r.entry.rating.and_then(py_int),
-            review_title: none_str(&r.entry.title),
-            review_text: none_str(&r.entry.text),
+            review_title: none_str(r.entry.title),
+            review_text: none_str(r.entry.text),
             doc_id: r.entry.id,
             score: r.score,
         }
@@ -163,6 +163,27 @@ pub struct RankingRecord {
     pub random_review: Option<UserRating>,
 }
 
+impl From<RankedProfile> for RankingRecord {
+    /// [`RankingRecord::from_profile`] without copying: the profile's strings move into
+    /// the record (what `pgraphrag rank` uses on its hot path).
+    fn from(p: RankedProfile) -> Self {
+        RankingRecord {
+            user_id: p.user_id,
+            product_id: p.target_item,
+            user_review_text: p.target.text,
+            user_review_title: p.target.title,
+            user_review_rating: p.target.rating.and_then(py_int),
+            user_ratings: p.user.into_iter().map(UserRating::from_ranked).collect(),
+            neighbor_ratings: p
+                .neighbors
+                .into_iter()
+                .map(NeighborRating::from_ranked)
+                .collect(),
+            random_review: p.random.map(UserRating::from_ranked),
+        }
+    }
+}
+
 impl RankingRecord {
     /// The file form of a ranked profile, as the notebook's `process_item` writes it: the
     /// target's raw title and text, `int()` of every rating, `"None"` for a missing title or
@@ -186,20 +207,7 @@ impl RankingRecord {
     /// assert_eq!(RankingRecord::from_profile(&r.to_profile()), r);
     /// ```
     pub fn from_profile(p: &RankedProfile) -> Self {
-        RankingRecord {
-            user_id: p.user_id.clone(),
-            product_id: p.target_item.clone(),
-            user_review_text: p.target.text.clone(),
-            user_review_title: p.target.title.clone(),
-            user_review_rating: p.target.rating.and_then(py_int),
-            user_ratings: p.user.iter().map(UserRating::from_ranked).collect(),
-            neighbor_ratings: p
-                .neighbors
-                .iter()
-                .map(NeighborRating::from_ranked)
-                .collect(),
-            random_review: p.random.as_ref().map(UserRating::from_ranked),
-        }
+        RankingRecord::from(p.clone())
     }
 
     /// The ranked profile this record stores, as the prompt code reads a ranking file
