@@ -21,6 +21,7 @@
 //! | `llm` | `pgraphrag-llm` | `llm` (`tls` adds HTTPS) | no |
 //! | `eval` | `pgraphrag-eval` | `eval` | no |
 //! | `store` | `pgraphrag-store` | `store` | no |
+//! | `stages` | `pgraphrag-stages` | `stages` | no |
 //!
 //! `full` turns on every module (and `dense`); `cuda` runs dense encoders and GGUF models on
 //! an NVIDIA GPU for the modules that are on; `hf-hub` downloads dense models from the Hugging
@@ -90,6 +91,11 @@ pub use pgraphrag_eval as eval;
 #[cfg(feature = "store")]
 #[cfg_attr(docsrs, doc(cfg(feature = "store")))]
 pub use pgraphrag_store as store;
+
+/// Pipeline stages: offline LaMP user summaries and their store: [`pgraphrag_stages`].
+#[cfg(feature = "stages")]
+#[cfg_attr(docsrs, doc(cfg(feature = "stages")))]
+pub use pgraphrag_stages as stages;
 
 /// The README's example, run as a doctest.
 #[cfg(all(doctest, feature = "retrieval", feature = "metrics"))]
