@@ -20,6 +20,9 @@
 //!   (MAE/RMSE): extraction, scores, tables (Markdown, CSV, and SVG bar charts with
 //!   [`ResultsTable::to_svg`]; [`ResultsTable::from_csv`] reads a CSV back).
 //!
+//! * [`lamp`]: LaMP's prompts end to end (query, BM25 over `str.split()` with rank_bm25's tie
+//!   order, top-k, the token budget), inputs LaMP cannot prompt counted, not errors.
+//!
 //! The `pgraphrag bench` command wires these to a split, BM25 ranking, a model and the
 //! metrics; see `docs/bench.md`.
 #![deny(missing_docs)]
@@ -27,6 +30,7 @@
 mod cache;
 mod error;
 mod grid;
+pub mod lamp;
 mod output;
 mod plot;
 pub mod rank;
