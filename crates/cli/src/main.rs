@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod args;
 mod bench_cmd;
+mod corpus_cmd;
 mod embed_cmd;
 mod error;
 mod metrics_cmd;
@@ -37,6 +38,8 @@ enum Command {
     Bench(bench_cmd::Args),
     /// Draw a results CSV (from `bench`) as an SVG bar chart: one panel per metric.
     Plot(plot_cmd::Args),
+    /// Convert real authored-text corpora and build LaMP-format tasks from them.
+    Corpus(corpus_cmd::Args),
     /// Summarise each LaMP user's profile offline (summary-augmented LaMP) into a summary store.
     Summarize(summarize_cmd::Args),
 }
@@ -49,6 +52,7 @@ fn main() -> ExitCode {
         Command::Embed(a) => embed_cmd::run(a),
         Command::Bench(a) => bench_cmd::run(a),
         Command::Plot(a) => plot_cmd::run(a),
+        Command::Corpus(a) => corpus_cmd::run(a),
         Command::Summarize(a) => summarize_cmd::run(a),
     };
     match result {

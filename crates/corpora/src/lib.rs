@@ -46,8 +46,8 @@ pub use date::{unix_of_date, ymd};
 pub use doc::{AuthoredDoc, parse_corpus, read_corpus, write_corpus};
 pub use error::{Error, Result};
 pub use mail::{
-    AUTOMATED_DOMAIN_LABELS, AUTOMATED_LOCAL_TOKENS, MAX_MAIL_TIME, MIN_MAIL_TIME, MailOptions,
-    clean_body, clean_subject, is_automated, parse_mail,
+    AUTOMATED_DOMAIN_LABELS, AUTOMATED_LOCAL_TOKENS, AUTOMATED_SUBJECT_PREFIXES, MAX_MAIL_TIME,
+    MIN_MAIL_TIME, MailOptions, clean_body, clean_subject, is_automated, parse_mail,
 };
 pub use report::{Report, Skip};
 pub use spam_assassin::{Converted, HAM_FOLDERS, convert_spam_assassin, spam_assassin_record};

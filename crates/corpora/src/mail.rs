@@ -82,8 +82,8 @@ pub const AUTOMATED_DOMAIN_LABELS: &[&str] = &[
 
 /// Whether a mail comes from an automated sender, the documented rule: the normalised
 /// address's local part has a token of [`AUTOMATED_LOCAL_TOKENS`], or its domain a label of
-/// [`AUTOMATED_DOMAIN_LABELS`], or the subject (after list tags) starts with `CVS:` (commit
-/// notifications).
+/// [`AUTOMATED_DOMAIN_LABELS`], or the subject (after list tags) starts with one of
+/// [`AUTOMATED_SUBJECT_PREFIXES`] (CVS commit notices, digests).
 ///
 /// ```
 /// use pgraphrag_corpora::is_automated;
@@ -101,8 +101,17 @@ pub fn is_automated(address: &str, subject: &str) -> bool {
     let domain_hit = domain
         .split('.')
         .any(|l| AUTOMATED_DOMAIN_LABELS.contains(&l));
-    local_hit || domain_hit || strip_list_tags(subject).starts_with("CVS:")
+    let subject = strip_list_tags(subject);
+    local_hit
+        || domain_hit
+        || AUTOMATED_SUBJECT_PREFIXES
+            .iter()
+            .any(|p| subject.starts_with(p))
 }
+
+/// Subject beginnings (after list tags) of generated mail: CVS commit notices and the
+/// use.perl.org digests.
+pub const AUTOMATED_SUBJECT_PREFIXES: &[&str] = &["CVS:", "Headlines for ", "Stories for "];
 
 /// Removes leading list tags (`[SAtalk] `, `[ILUG] `) from a subject.
 fn strip_list_tags(s: &str) -> &str {
@@ -155,7 +164,9 @@ pub fn clean_subject(subject: &str) -> (String, bool) {
 /// Whether a line ends the author's own text: a signature delimiter (`-- `), a mailing-list
 /// footer rule (ten or more `_`), a rule of twenty or more `-`, a dashed banner
 /// (`-----Original Message-----`, `---------- Forwarded message ----------`, the Yahoo!
-/// Groups sponsor line), a PGP signature, or `Begin forwarded message:`.
+/// Groups sponsor line), a PGP signature, `Begin forwarded message:`, or a list footer's
+/// first line (a `…/mailman/listinfo/…` or `…/lists/listinfo/…` link, Yahoo! Groups'
+/// "To unsubscribe from this group", use.perl.org's "You have received this message").
 fn ends_own_text(t: &str) -> bool {
     let t = t.trim();
     if t == "--" {
@@ -176,6 +187,36 @@ fn ends_own_text(t: &str) -> bool {
         return true;
     }
     t.starts_with("Begin forwarded message")
+        || t.starts_with("To unsubscribe from this group")
+        || t.starts_with("Your use of Yahoo! Groups")
+        || t.starts_with("You have received this message because you subscribed")
+        || t.contains("/mailman/listinfo/")
+        || t.contains("/lists/listinfo/")
+}
+
+/// Whether a line is quoted: `>` first, or a Supercite name prefix (`  Robert> text`).
+fn is_quoted(l: &str) -> bool {
+    let t = l.trim_start();
+    if t.starts_with('>') {
+        return true;
+    }
+    let name = t
+        .find('>')
+        .map(|i| &t[..i])
+        .filter(|n| (1..=12).contains(&n.len()));
+    name.is_some_and(|n| {
+        n.starts_with(|c: char| c.is_ascii_alphabetic())
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_')
+    })
+}
+
+/// Whether a line is a sign-off signature: `--Name` (two dashes glued to a name).
+fn is_sign_off(l: &str) -> bool {
+    let t = l.trim();
+    t.len() <= 80
+        && t.strip_prefix("--")
+            .is_some_and(|r| r.starts_with(|c: char| c.is_alphabetic()))
 }
 
 /// Whether a line is an attribution ("On Tue, Kim wrote:", "Kim <k@x> writes:").
@@ -186,7 +227,8 @@ fn is_attribution(t: &str) -> bool {
         .any(|e| t.ends_with(e))
 }
 
-/// The author's own text of a mail body: lines quoted with `>` removed, attribution lines
+/// The author's own text of a mail body: lines quoted with `>` (or a Supercite prefix such
+/// as `  Robert> `) removed, a `--Name` sign-off among the last four lines cut, attribution lines
 /// ("On ... wrote:", "... writes:") before a quote removed, everything from the first
 /// signature delimiter or list footer on removed (see the rules in `docs/corpora.md`), a
 /// PGP-signed wrapper removed, trailing spaces trimmed, runs of blank lines collapsed to one.
@@ -212,7 +254,16 @@ pub fn clean_body(body: &str) -> String {
         .position(|l| ends_own_text(l))
         .unwrap_or(lines.len());
     lines.truncate(own_end);
-    let quoted = |l: &str| l.trim_start().starts_with('>');
+    // A `--Name` sign-off among the last four non-blank lines starts the signature.
+    let tail: Vec<usize> = (0..lines.len())
+        .rev()
+        .filter(|&i| !lines[i].trim().is_empty())
+        .take(4)
+        .collect();
+    if let Some(&i) = tail.iter().rev().find(|&&i| is_sign_off(lines[i])) {
+        lines.truncate(i);
+    }
+    let quoted = is_quoted;
     let mut kept: Vec<&str> = Vec::with_capacity(lines.len());
     for (i, l) in lines.iter().enumerate() {
         if quoted(l) {

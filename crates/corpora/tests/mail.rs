@@ -99,6 +99,23 @@ fn signatures_and_list_footers_are_cut() {
             "A - B - C are fine.\n---- not a rule\n",
             "A - B - C are fine.\n---- not a rule",
         ),
+        (
+            "Text seven.\n\nhttp://xent.com/mailman/listinfo/fork\n",
+            "Text seven.",
+        ),
+        (
+            "Text eight.\n\nTo unsubscribe from this group, send an email to:\nx-unsubscribe@egroups.com\n",
+            "Text eight.",
+        ),
+        ("Text nine.\n--Hal\n", "Text nine."),
+        (
+            "--enable-foo is needed.\nThen more.\nAnd more.\nAnd more.\nThe end.\n",
+            "--enable-foo is needed.\nThen more.\nAnd more.\nAnd more.\nThe end.",
+        ),
+        (
+            "  Robert> supercite quote\n    U> another\nMy answer.\n",
+            "My answer.",
+        ),
     ] {
         assert_eq!(clean_body(body), want, "{body:?}");
     }

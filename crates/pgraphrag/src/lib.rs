@@ -22,6 +22,7 @@
 //! | `eval` | `pgraphrag-eval` | `eval` | no |
 //! | `store` | `pgraphrag-store` | `store` | no |
 //! | `stages` | `pgraphrag-stages` | `stages` | no |
+//! | `corpora` | `pgraphrag-corpora` | `corpora` | no |
 //!
 //! `full` turns on every module (and `dense`); `cuda` runs dense encoders and GGUF models on
 //! an NVIDIA GPU for the modules that are on; `hf-hub` downloads dense models from the Hugging
@@ -96,6 +97,11 @@ pub use pgraphrag_store as store;
 #[cfg(feature = "stages")]
 #[cfg_attr(docsrs, doc(cfg(feature = "stages")))]
 pub use pgraphrag_stages as stages;
+
+/// Real authored-text corpora and LaMP-format task builders: [`pgraphrag_corpora`].
+#[cfg(feature = "corpora")]
+#[cfg_attr(docsrs, doc(cfg(feature = "corpora")))]
+pub use pgraphrag_corpora as corpora;
 
 /// The README's example, run as a doctest.
 #[cfg(all(doctest, feature = "retrieval", feature = "metrics"))]
