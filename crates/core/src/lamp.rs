@@ -118,6 +118,42 @@ impl LampTask {
         }
     }
 
+    /// The label set of a classification task, as `get_all_labels` in
+    /// `LaMP/data/datasets.py` lists it (LaMP-1 `[1]`/`[2]`, LaMP-2's 15 movie tags, LaMP-3
+    /// `1`…`5`). `None` for the generation tasks and for LaMP-2-old, whose news categories the
+    /// repository no longer lists (take them from the gold outputs).
+    ///
+    /// ```
+    /// use pgraphrag_core::LampTask;
+    /// assert_eq!(LampTask::Lamp3.labels().unwrap(), &["1", "2", "3", "4", "5"]);
+    /// assert_eq!(LampTask::Lamp2.labels().unwrap().len(), 15);
+    /// assert!(LampTask::Lamp4.labels().is_none());
+    /// ```
+    pub fn labels(self) -> Option<&'static [&'static str]> {
+        match self {
+            LampTask::Lamp1 => Some(&["[1]", "[2]"]),
+            LampTask::Lamp2 => Some(&[
+                "sci-fi",
+                "based on a book",
+                "comedy",
+                "action",
+                "twist ending",
+                "dystopia",
+                "dark comedy",
+                "classic",
+                "psychology",
+                "fantasy",
+                "romance",
+                "thought-provoking",
+                "social commentary",
+                "violence",
+                "true story",
+            ]),
+            LampTask::Lamp3 => Some(&["1", "2", "3", "4", "5"]),
+            _ => None,
+        }
+    }
+
     /// Whether the task's output is a label (LaMP-1, 2, 2-old, 3) rather than free text.
     ///
     /// ```

@@ -22,6 +22,9 @@
 //!
 //! * [`lamp`]: LaMP's prompts end to end (query, BM25 over `str.split()` with rank_bm25's tie
 //!   order, top-k, the token budget), inputs LaMP cannot prompt counted, not errors.
+//! * [`lamp_grid`]: the summary-augmented paper's Table 3 grid (`base_k0/1/4`, `sum_k0/1`)
+//!   through the generation cache, scored as LaMP's `evaluation.py`, with bootstrap intervals
+//!   and paired t-tests against `base_k4`.
 //!
 //! The `pgraphrag bench` command wires these to a split, BM25 ranking, a model and the
 //! metrics; see `docs/bench.md`.
@@ -31,6 +34,7 @@ mod cache;
 mod error;
 mod grid;
 pub mod lamp;
+pub mod lamp_grid;
 mod output;
 mod plot;
 pub mod rank;

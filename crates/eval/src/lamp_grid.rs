@@ -1,0 +1,816 @@
+//! The summary-augmented LaMP paper's experiment grid (its Table 3): baselines with k ∈ {0, 1, 4}
+//! retrieved profile items and the user summary with k ∈ {0, 1}, each a [`LampConfig`], run
+//! through the resumable [`CachedGenerator`] (one committed row per answer: a rerun computes
+//! nothing twice), scored as `LaMP/eval/evaluation.py` scores each task, and summarised per
+//! configuration with bootstrap intervals and paired tests against a baseline.
+//!
+//! ```
+//! use std::collections::HashMap;
+//! use pgraphrag_core::{GenParams, Generator, LampGold, LampProfileItem, LampQuestion, LampTask, NoProgress, Prompt, Result};
+//! use pgraphrag_eval::lamp_grid::{LampGrid, table3_configs};
+//! use pgraphrag_eval::{CachedGenerator, GenerationCache};
+//! # use pgraphrag_prompt::lamp::{LampTokenizer, TokenizerError};
+//! # struct Chars;
+//! # impl LampTokenizer for Chars {
+//! #     fn input_ids(&self, t: &str) -> std::result::Result<Vec<u32>, TokenizerError> { Ok(t.chars().map(u32::from).collect()) }
+//! #     fn truncated_ids(&self, t: &str, m: i64) -> std::result::Result<Vec<u32>, TokenizerError> {
+//! #         let m = usize::try_from(m).map_err(|_| TokenizerError::NegativeMaxLength { max_length: m })?;
+//! #         Ok(self.input_ids(t)?.into_iter().take(m).collect())
+//! #     }
+//! #     fn decode(&self, ids: &[u32]) -> std::result::Result<String, TokenizerError> { Ok(ids.iter().filter_map(|&c| char::from_u32(c)).collect()) }
+//! # }
+//! /// Answers "4" when the prompt shows a profile item scored 4, else "2": a test double.
+//! struct Fours;
+//! impl Generator for Fours {
+//!     fn generate(&self, p: &Prompt, _: &GenParams) -> Result<String> {
+//!         Ok(if p.messages()[0].content.contains("4 is the score") { "4".into() } else { "2".into() })
+//!     }
+//! }
+//! let input = "What is the score of the following review on a scale of 1 to 5? just answer with 1, 2, 3, 4, or 5 without further explanation. review: good";
+//! let qs = vec![LampQuestion::new("q1", input)
+//!     .with_profile(vec![LampProfileItem::new("p").with("text", "good").with("score", "4")])];
+//! let golds = vec![LampGold { id: "q1".into(), output: "4".into() }];
+//! let summaries = HashMap::from([("q1".to_string(), "most common positive score: 4".to_string())]);
+//! let grid = LampGrid::new(LampTask::Lamp3, table3_configs());
+//! let plan = grid.plan(&qs, &Chars, Some(&summaries)).unwrap();
+//! let cached = CachedGenerator::new(Fours, "fours", GenerationCache::in_memory().unwrap());
+//! let runs = grid.run(&plan, &cached, &[0], &NoProgress).unwrap();
+//! let table = grid.results("toy", &plan, &runs, &golds).unwrap();
+//! assert_eq!(table.rows.len(), 5);
+//! assert_eq!(table.rows[0].config, "base_k0"); // the input alone
+//! assert_eq!(table.rows[0].mean[0], 2.0);       // MAE |2 - 4|
+//! assert_eq!(table.rows[1].mean[0], 0.0);       // base_k1 shows the profile's item
+//! assert!(table.rows[4].config == "sum_k1" && table.rows[4].mean[0] == 0.0);
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+use std::time::Instant;
+
+use pgraphrag_core::{GenParams, Generator, LampGold, LampQuestion, LampTask, Progress, Prompt};
+use pgraphrag_metrics::rating::lamp_rating;
+use pgraphrag_metrics::stats::{BootstrapDraws, paired_t_test};
+use pgraphrag_metrics::{Rouge, RougeOptions};
+use pgraphrag_prompt::lamp::{LampTokenizer, SummaryPlacement};
+use pgraphrag_text::py;
+use serde::Serialize;
+
+use crate::lamp::{LampPromptRecord, LampRecipe, LampRunSummary, lamp_prompts};
+use crate::{CachedGenerator, Error, Result, Wrapper};
+
+/// One cell of the grid: `k` retrieved profile items, with or without the user summary.
+/// Named `base_k{k}` and `sum_k{k}` (the `mode_k` shape the results tables and plots use).
+///
+/// ```
+/// use pgraphrag_eval::lamp_grid::LampConfig;
+/// let c: LampConfig = "sum_k1".parse().unwrap();
+/// assert_eq!(c, LampConfig { k: 1, summary: true });
+/// assert_eq!(LampConfig { k: 4, summary: false }.to_string(), "base_k4");
+/// assert!("k4".parse::<LampConfig>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct LampConfig {
+    /// Retrieved profile items.
+    pub k: usize,
+    /// Whether the user summary is in the prompt.
+    pub summary: bool,
+}
+
+impl fmt::Display for LampConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mode = if self.summary { "sum" } else { "base" };
+        write!(f, "{mode}_k{}", self.k)
+    }
+}
+
+impl FromStr for LampConfig {
+    type Err = Error;
+    /// `base_k{k}` or `sum_k{k}`.
+    fn from_str(s: &str) -> Result<Self> {
+        let bad =
+            || Error::InvalidInput(format!("LaMP config {s:?}: expected base_k<k> or sum_k<k>"));
+        let (mode, k) = s.trim().rsplit_once("_k").ok_or_else(bad)?;
+        let summary = match mode {
+            "base" => false,
+            "sum" => true,
+            _ => return Err(bad()),
+        };
+        Ok(LampConfig {
+            k: k.parse().map_err(|_| bad())?,
+            summary,
+        })
+    }
+}
+
+/// The paper's Table 3 cells: `base_k0`, `base_k1`, `base_k4`, `sum_k0`, `sum_k1`.
+///
+/// ```
+/// let names: Vec<String> = pgraphrag_eval::lamp_grid::table3_configs().iter().map(|c| c.to_string()).collect();
+/// assert_eq!(names, ["base_k0", "base_k1", "base_k4", "sum_k0", "sum_k1"]);
+/// ```
+pub fn table3_configs() -> Vec<LampConfig> {
+    let c = |k, summary| LampConfig { k, summary };
+    vec![
+        c(0, false),
+        c(1, false),
+        c(4, false),
+        c(0, true),
+        c(1, true),
+    ]
+}
+
+/// How a generated answer is read before scoring.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub enum AnswerReading {
+    /// As `evaluation.py` reads it: the stripped output (LaMP-3: `float()` of it, else the
+    /// worst of 1 and 5; LaMP-1/2: the output must be a label).
+    #[default]
+    Strict,
+    /// The first label (LaMP-1/2) or the first digit 1–5 (LaMP-3) anywhere in the output,
+    /// for chatty zero-shot models; generation tasks are read as in `Strict`.
+    FirstLabel,
+}
+
+/// The grid: a task, its cells, the prompt settings and the generation parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LampGrid {
+    /// The task.
+    pub task: LampTask,
+    /// The cells, in table order.
+    pub configs: Vec<LampConfig>,
+    /// The downstream model's input length in tokens (the paper's FlanT5: 512).
+    pub max_length: i64,
+    /// Where the summary goes in the prompt.
+    pub placement: SummaryPlacement,
+    /// Generation parameters (the seed is set per run).
+    pub params: GenParams,
+    /// How the prompt is handed to the model (default: the prompt as one user message).
+    pub wrapper: Wrapper,
+    /// Distinct prompts per generation batch.
+    pub batch: usize,
+    /// How answers are read.
+    pub reading: AnswerReading,
+}
+
+/// The prompts of every cell, built once ([`LampGrid::plan`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LampPlan {
+    /// Per cell: the config, one prompt record per question, and the prompt run's counts.
+    pub cells: Vec<(LampConfig, Vec<LampPromptRecord>, LampRunSummary)>,
+    /// Question ids, in order.
+    pub ids: Vec<String>,
+}
+
+/// The answers of one cell under one seed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LampCellRun {
+    /// The cell.
+    pub config: LampConfig,
+    /// The sampler seed.
+    pub seed: u64,
+    /// One answer per question, in order.
+    pub outputs: Vec<String>,
+}
+
+/// One row of a [`LampTable`]: a cell's scores averaged over seeds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LampRow {
+    /// The cell's name (`base_k4`, `sum_k1`).
+    pub config: String,
+    /// Questions scored.
+    pub n: usize,
+    /// Seeds averaged.
+    pub seeds: usize,
+    /// Per metric: the score (mean over seeds).
+    pub mean: Vec<f64>,
+    /// Per metric: the 95% bootstrap interval over questions (1,000 resamples).
+    pub interval: Vec<(f64, f64)>,
+    /// Per metric: the paired two-sided t-test p-value against the baseline cell (NaN for the
+    /// baseline itself or where every difference is equal).
+    pub p_vs_baseline: Vec<f64>,
+    /// Answers that could not be read (LaMP-3: not a number; LaMP-1/2: not a label).
+    pub unreadable: usize,
+}
+
+/// The grid's results.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LampTable {
+    /// A title line.
+    pub title: String,
+    /// Metric names (`MAE`, `RMSE`; `accuracy`; `ROUGE-1`, `ROUGE-L`).
+    pub columns: Vec<String>,
+    /// The baseline the p-values compare with.
+    pub baseline: String,
+    /// One row per cell.
+    pub rows: Vec<LampRow>,
+}
+
+impl LampGrid {
+    /// A grid over `configs` with the defaults: `max_length` 512, the default summary
+    /// placement, [`LampGrid::default_params`], one user message, batches of 8, strict reading.
+    pub fn new(task: LampTask, configs: Vec<LampConfig>) -> Self {
+        LampGrid {
+            task,
+            configs,
+            max_length: 512,
+            placement: SummaryPlacement::default(),
+            params: Self::default_params(task),
+            wrapper: Wrapper::UserOnly,
+            batch: 8,
+            reading: AnswerReading::Strict,
+        }
+    }
+
+    /// Greedy decoding with room for the task's answer: 8 new tokens for the label tasks, 32
+    /// for headlines, subjects and titles, 96 for tweets.
+    ///
+    /// ```
+    /// use pgraphrag_core::LampTask;
+    /// assert_eq!(pgraphrag_eval::lamp_grid::LampGrid::default_params(LampTask::Lamp3).max_tokens, 8);
+    /// ```
+    pub fn default_params(task: LampTask) -> GenParams {
+        let max_tokens = match task {
+            t if t.is_classification() => 8,
+            LampTask::Lamp7 => 96,
+            _ => 32,
+        };
+        GenParams {
+            max_tokens,
+            temperature: 0.0,
+            ..Default::default()
+        }
+    }
+
+    /// Builds every cell's prompts. `summaries` maps a question's user key (`user_id`, else
+    /// `id`) to its summary; a summary cell needs it (an error otherwise), and a question
+    /// without a summary gets the plain prompt in that cell (counted in its
+    /// [`LampRunSummary::with_summary`] shortfall).
+    pub fn plan<T: LampTokenizer + ?Sized>(
+        &self,
+        questions: &[LampQuestion],
+        tok: &T,
+        summaries: Option<&HashMap<String, String>>,
+    ) -> Result<LampPlan> {
+        let mut cells = Vec::with_capacity(self.configs.len());
+        for &config in &self.configs {
+            let s = match (config.summary, summaries) {
+                (true, None) => {
+                    return Err(Error::InvalidInput(format!(
+                        "cell {config} needs user summaries; none were given"
+                    )));
+                }
+                (true, s) => s,
+                (false, _) => None,
+            };
+            let mut recipe = LampRecipe::new(self.task, config.k, self.max_length);
+            recipe.summary_placement = self.placement;
+            let (records, summary) = if config.k == 0 {
+                k0_prompts(questions, &recipe, tok, s)
+            } else {
+                lamp_prompts(questions, &recipe, tok, s)
+            };
+            cells.push((config, records, summary));
+        }
+        Ok(LampPlan {
+            cells,
+            ids: questions.iter().map(|q| q.id.clone()).collect(),
+        })
+    }
+
+    /// Answers every cell once per seed through the cache (each distinct prompt generated
+    /// once per seed; every answer committed the moment it finishes), reporting distinct
+    /// prompts to `progress`.
+    pub fn run<G: Generator>(
+        &self,
+        plan: &LampPlan,
+        generator: &CachedGenerator<G>,
+        seeds: &[u64],
+        progress: &dyn Progress,
+    ) -> Result<Vec<LampCellRun>> {
+        let mut unique: Vec<String> = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        let mut map = Vec::with_capacity(plan.cells.len());
+        for (_, records, _) in &plan.cells {
+            let ids: Vec<usize> = records
+                .iter()
+                .map(|r| {
+                    *index.entry(r.prompt.as_str()).or_insert_with(|| {
+                        unique.push(r.prompt.clone());
+                        unique.len() - 1
+                    })
+                })
+                .collect();
+            map.push(ids);
+        }
+        progress.start((unique.len() * seeds.len()) as u64, "prompts");
+        let mut out = Vec::new();
+        for &seed in seeds {
+            let params = GenParams {
+                seed,
+                ..self.params.clone()
+            };
+            let started = Instant::now();
+            let mut answers = Vec::with_capacity(unique.len());
+            let (mut cached, mut generated) = (0usize, 0usize);
+            for chunk in unique.chunks(self.batch.max(1)) {
+                let prompts: Vec<Prompt> =
+                    chunk.iter().map(|p| self.wrapper.wrap(p.clone())).collect();
+                for (j, r) in generator
+                    .generate_cached_batch(&prompts, &params)
+                    .into_iter()
+                    .enumerate()
+                {
+                    let (text, hit) = r.map_err(|e| match e {
+                        Error::Generation { source, .. } => Error::Generation {
+                            user_id: first_owner(plan, &map, answers.len() + j),
+                            config: format!("seed {seed}"),
+                            source,
+                        },
+                        other => other,
+                    })?;
+                    if hit {
+                        cached += 1;
+                    } else {
+                        generated += 1;
+                    }
+                    answers.push(text);
+                }
+                progress.advance(chunk.len() as u64);
+                progress.message(&format!(
+                    "seed {seed}: {cached} cached / {generated} generated in {:.0}s",
+                    started.elapsed().as_secs_f64()
+                ));
+            }
+            for ((config, _, _), ids) in plan.cells.iter().zip(&map) {
+                out.push(LampCellRun {
+                    config: *config,
+                    seed,
+                    outputs: ids.iter().map(|&i| answers[i].clone()).collect(),
+                });
+            }
+        }
+        progress.finish();
+        Ok(out)
+    }
+
+    /// Scores every run against `golds` (matched by question id) and summarises each cell
+    /// over its seeds. The baseline of the p-values is `base_k4` when the grid has it, else
+    /// the first cell.
+    pub fn results(
+        &self,
+        title: &str,
+        plan: &LampPlan,
+        runs: &[LampCellRun],
+        golds: &[LampGold],
+    ) -> Result<LampTable> {
+        let by_id: HashMap<&str, &str> = golds
+            .iter()
+            .map(|g| (g.id.as_str(), g.output.as_str()))
+            .collect();
+        let mut gold = Vec::with_capacity(plan.ids.len());
+        for id in &plan.ids {
+            match by_id.get(id.as_str()) {
+                Some(g) => gold.push(*g),
+                None => {
+                    return Err(Error::InvalidInput(format!(
+                        "question {id:?} has no gold output"
+                    )));
+                }
+            }
+        }
+        let labels = self.labels(golds);
+        let columns = metric_names(self.task);
+        let baseline = self
+            .configs
+            .iter()
+            .find(|c| {
+                **c == LampConfig {
+                    k: 4,
+                    summary: false,
+                }
+            })
+            .or(self.configs.first())
+            .copied()
+            .ok_or_else(|| Error::InvalidInput("a LaMP grid without cells".into()))?;
+        // Per cell: per metric, per question, the score averaged over seeds.
+        let mut per_cell: Vec<(LampConfig, usize, Vec<Vec<f64>>, usize)> = Vec::new();
+        for &config in &self.configs {
+            let mine: Vec<&LampCellRun> = runs.iter().filter(|r| r.config == config).collect();
+            let Some(first) = mine.first() else {
+                return Err(Error::Scoring {
+                    config: config.to_string(),
+                    message: "no runs".into(),
+                });
+            };
+            let n = first.outputs.len();
+            if n != gold.len() {
+                return Err(Error::Scoring {
+                    config: config.to_string(),
+                    message: format!("{n} answers for {} questions", gold.len()),
+                });
+            }
+            let mut sums = vec![vec![0.0; n]; columns.len()];
+            let mut unreadable = 0;
+            for run in &mine {
+                let scored = score_run(self.task, self.reading, &run.outputs, &gold, &labels)
+                    .map_err(|message| Error::Scoring {
+                        config: config.to_string(),
+                        message,
+                    })?;
+                unreadable += scored.1;
+                for (m, col) in scored.0.into_iter().enumerate() {
+                    for (i, v) in col.into_iter().enumerate() {
+                        sums[m][i] += v / mine.len() as f64;
+                    }
+                }
+            }
+            per_cell.push((config, mine.len(), sums, unreadable));
+        }
+        let base = per_cell
+            .iter()
+            .find(|c| c.0 == baseline)
+            .map(|c| c.2.clone())
+            .unwrap_or_default();
+        let mut rows = Vec::with_capacity(per_cell.len());
+        for (config, seeds, cols, unreadable) in per_cell {
+            let n = cols.first().map_or(0, Vec::len);
+            let draws = BootstrapDraws::new(n, 1000, 0).map_err(|e| Error::Scoring {
+                config: config.to_string(),
+                message: e.to_string(),
+            })?;
+            let refs: Vec<&[f64]> = cols.iter().map(Vec::as_slice).collect();
+            let ivs = draws.intervals(&refs, 0.95).map_err(|e| Error::Scoring {
+                config: config.to_string(),
+                message: e.to_string(),
+            })?;
+            let mut mean = Vec::new();
+            let mut interval = Vec::new();
+            let mut p = Vec::new();
+            for (m, col) in cols.iter().enumerate() {
+                let avg = col.iter().sum::<f64>() / n.max(1) as f64;
+                let rmse = columns[m] == "RMSE";
+                let f = |x: f64| if rmse { x.sqrt() } else { x };
+                mean.push(f(avg));
+                interval.push((f(ivs[m].low), f(ivs[m].high)));
+                p.push(if config == baseline {
+                    f64::NAN
+                } else {
+                    paired_t_test(col, &base[m]).map_or(f64::NAN, |t| t.p_value)
+                });
+            }
+            rows.push(LampRow {
+                config: config.to_string(),
+                n,
+                seeds,
+                mean,
+                interval,
+                p_vs_baseline: p,
+                unreadable: unreadable / seeds.max(1),
+            });
+        }
+        Ok(LampTable {
+            title: title.to_string(),
+            columns: columns.iter().map(|s| s.to_string()).collect(),
+            baseline: baseline.to_string(),
+            rows,
+        })
+    }
+
+    /// The task's labels, or (LaMP-2-old) the distinct gold outputs in first-seen order.
+    fn labels(&self, golds: &[LampGold]) -> Vec<String> {
+        match self.task.labels() {
+            Some(l) => l.iter().map(|s| s.to_string()).collect(),
+            None => {
+                let mut seen = Vec::<String>::new();
+                for g in golds {
+                    let s = py::strip(&g.output).to_string();
+                    if !seen.contains(&s) {
+                        seen.push(s);
+                    }
+                }
+                seen
+            }
+        }
+    }
+}
+
+/// k = 0: the input alone, or `{summary}` placed as the placement says with no items.
+fn k0_prompts<T: LampTokenizer + ?Sized>(
+    questions: &[LampQuestion],
+    recipe: &LampRecipe,
+    tok: &T,
+    summaries: Option<&HashMap<String, String>>,
+) -> (Vec<LampPromptRecord>, LampRunSummary) {
+    let Some(map) = summaries else {
+        let records = questions
+            .iter()
+            .map(|q| LampPromptRecord {
+                id: q.id.clone(),
+                query: None,
+                ranked_ids: Vec::new(),
+                prompt: q.input.clone(),
+                unchanged: None,
+                retries: 0,
+            })
+            .collect();
+        let s = LampRunSummary {
+            questions: questions.len(),
+            built: questions.len(),
+            ..Default::default()
+        };
+        return (records, s);
+    };
+    // With a summary and no items, the prompt builder places the summary alone.
+    let empty: Vec<LampQuestion> = questions
+        .iter()
+        .map(|q| LampQuestion {
+            profile: Vec::new(),
+            ..q.clone()
+        })
+        .collect();
+    lamp_prompts(&empty, recipe, tok, Some(map))
+}
+
+/// Who first needs a distinct prompt, for error messages.
+fn first_owner(plan: &LampPlan, map: &[Vec<usize>], prompt: usize) -> String {
+    for ids in map {
+        if let Some(q) = ids.iter().position(|&p| p == prompt) {
+            return plan.ids.get(q).cloned().unwrap_or_default();
+        }
+    }
+    String::new()
+}
+
+/// The metric columns of a task, as `evaluation.py` names its scores.
+fn metric_names(task: LampTask) -> Vec<&'static str> {
+    match task {
+        LampTask::Lamp3 => vec!["MAE", "RMSE"],
+        t if t.is_classification() => vec!["accuracy"],
+        _ => vec!["ROUGE-1", "ROUGE-L"],
+    }
+}
+
+/// Per metric, per question scores, and the unreadable count.
+fn score_run(
+    task: LampTask,
+    reading: AnswerReading,
+    outputs: &[String],
+    golds: &[&str],
+    labels: &[String],
+) -> std::result::Result<(Vec<Vec<f64>>, usize), String> {
+    match task {
+        LampTask::Lamp3 => {
+            let mut abs = Vec::with_capacity(outputs.len());
+            let mut sq = Vec::with_capacity(outputs.len());
+            let mut unreadable = 0;
+            for (i, (o, g)) in outputs.iter().zip(golds).enumerate() {
+                let gold = py::float(py::strip(g))
+                    .map_err(|_| format!("question {i}: gold {g:?} is not a number"))?;
+                let answer = read_answer(o, reading, labels);
+                if py::float(py::strip(&answer)).is_err() {
+                    unreadable += 1;
+                }
+                let pred = lamp_rating(&answer, gold);
+                abs.push((pred - gold).abs());
+                sq.push((pred - gold).powi(2));
+            }
+            Ok((vec![abs, sq], unreadable))
+        }
+        t if t.is_classification() => {
+            let mut acc = Vec::with_capacity(outputs.len());
+            let mut unreadable = 0;
+            for (o, g) in outputs.iter().zip(golds) {
+                let answer = read_answer(o, reading, labels);
+                let a = py::strip(&answer);
+                if !labels.iter().any(|l| l == a) {
+                    unreadable += 1;
+                }
+                acc.push(f64::from(u8::from(a == py::strip(g))));
+            }
+            Ok((vec![acc], unreadable))
+        }
+        _ => {
+            let rouge = Rouge::new(RougeOptions::default());
+            let mut r1 = Vec::with_capacity(outputs.len());
+            let mut rl = Vec::with_capacity(outputs.len());
+            for (o, g) in outputs.iter().zip(golds) {
+                let s = rouge.score(py::strip(o), py::strip(g));
+                r1.push(s.rouge1.fmeasure);
+                rl.push(s.rouge_l.fmeasure);
+            }
+            Ok((vec![r1, rl], 0))
+        }
+    }
+}
+
+/// The answer as [`AnswerReading`] says.
+fn read_answer(output: &str, reading: AnswerReading, labels: &[String]) -> String {
+    if reading == AnswerReading::Strict {
+        return output.to_string();
+    }
+    // The earliest label occurrence; ties go to the longer label.
+    labels
+        .iter()
+        .filter_map(|l| {
+            output
+                .find(l.as_str())
+                .map(|at| (at, std::cmp::Reverse(l.len()), l))
+        })
+        .min()
+        .map_or_else(|| output.to_string(), |(_, _, l)| l.clone())
+}
+
+impl LampTable {
+    /// A Markdown table: per metric the score with its 95% interval and the paired t-test
+    /// p-value against the baseline, plus the unreadable answers.
+    ///
+    /// ```
+    /// use pgraphrag_eval::lamp_grid::{LampRow, LampTable};
+    /// let t = LampTable {
+    ///     title: "LaMP-3".into(),
+    ///     columns: vec!["MAE".into()],
+    ///     baseline: "base_k4".into(),
+    ///     rows: vec![LampRow { config: "sum_k1".into(), n: 3, seeds: 1, mean: vec![0.5],
+    ///         interval: vec![(0.25, 0.75)], p_vs_baseline: vec![0.04], unreadable: 0 }],
+    /// };
+    /// assert!(t.to_markdown().contains("| sum_k1 | 3 | 1 | 0.500 [0.250, 0.750] | 0.040 | 0 |"));
+    /// ```
+    pub fn to_markdown(&self) -> String {
+        let mut s = format!(
+            "**{}**\n\n(95% bootstrap intervals over questions; p: paired t-test against {})\n\n| config | n | seeds |",
+            self.title, self.baseline
+        );
+        for c in &self.columns {
+            s.push_str(&format!(" {c} | p ({c}) |"));
+        }
+        s.push_str(" unreadable |\n|---|---:|---:|");
+        for _ in &self.columns {
+            s.push_str("---:|---:|");
+        }
+        s.push_str("---:|\n");
+        for r in &self.rows {
+            s.push_str(&format!("| {} | {} | {} |", r.config, r.n, r.seeds));
+            for m in 0..self.columns.len() {
+                let (lo, hi) = r.interval[m];
+                let p = r.p_vs_baseline[m];
+                let p = if p.is_nan() {
+                    "–".to_string()
+                } else {
+                    format!("{p:.3}")
+                };
+                s.push_str(&format!(" {:.3} [{lo:.3}, {hi:.3}] | {p} |", r.mean[m]));
+            }
+            s.push_str(&format!(" {} |\n", r.unreadable));
+        }
+        s
+    }
+
+    /// The scores as a [`ResultsTable`] (`mode_k` rows), for its CSV and SVG bar charts.
+    ///
+    /// ```
+    /// use pgraphrag_eval::lamp_grid::{LampRow, LampTable};
+    /// let t = LampTable { title: "t".into(), columns: vec!["ROUGE-1".into()], baseline: "base_k4".into(),
+    ///     rows: vec![LampRow { config: "base_k4".into(), n: 2, seeds: 1, mean: vec![0.25],
+    ///         interval: vec![(0.0, 0.5)], p_vs_baseline: vec![f64::NAN], unreadable: 0 }] };
+    /// assert_eq!(t.to_results_table().to_csv(), "mode_k,ROUGE-1\nbase_k4,0.25\n");
+    /// ```
+    pub fn to_results_table(&self) -> crate::ResultsTable {
+        crate::ResultsTable {
+            title: self.title.clone(),
+            columns: self.columns.clone(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| crate::ResultRow {
+                    config: r.config.clone(),
+                    n: r.n,
+                    values: r.mean.clone(),
+                    unparsed: r.unreadable,
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_names_round_trip_and_bad_names_are_errors() {
+        for c in table3_configs() {
+            assert_eq!(c.to_string().parse::<LampConfig>().unwrap(), c);
+        }
+        for bad in ["", "sum", "both_k1", "sum_kx", "base_k-1"] {
+            assert!(bad.parse::<LampConfig>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn first_label_reading_takes_the_earliest_label() {
+        let labels: Vec<String> = ["1", "2", "3", "4", "5"].map(String::from).to_vec();
+        assert_eq!(
+            read_answer("I'd say 4 (or 5)", AnswerReading::FirstLabel, &labels),
+            "4"
+        );
+        assert_eq!(
+            read_answer("none", AnswerReading::FirstLabel, &labels),
+            "none"
+        );
+        assert_eq!(
+            read_answer("I'd say 4", AnswerReading::Strict, &labels),
+            "I'd say 4"
+        );
+        let tags: Vec<String> = ["comedy", "dark comedy"].map(String::from).to_vec();
+        assert_eq!(
+            read_answer("dark comedy", AnswerReading::FirstLabel, &tags),
+            "dark comedy"
+        );
+    }
+
+    #[test]
+    fn rating_scores_use_lamps_worst_case_and_rmse_is_a_root() {
+        let outs = vec!["5".to_string(), "great".to_string()];
+        let (cols, unreadable) = score_run(
+            LampTask::Lamp3,
+            AnswerReading::Strict,
+            &outs,
+            &["3", "4"],
+            &[],
+        )
+        .unwrap();
+        // "great" is unreadable: LaMP takes whichever of 1 and 5 is farther from 4, i.e. 1.
+        assert_eq!(cols[0], vec![2.0, 3.0]);
+        assert_eq!(cols[1], vec![4.0, 9.0]);
+        assert_eq!(unreadable, 1);
+        assert!(
+            score_run(
+                LampTask::Lamp3,
+                AnswerReading::Strict,
+                &outs,
+                &["x", "4"],
+                &[]
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn generation_scores_are_rouge_f_measures() {
+        let outs = vec!["Cats rule".to_string()];
+        let (cols, _) = score_run(
+            LampTask::Lamp4,
+            AnswerReading::Strict,
+            &outs,
+            &["cats rule the world"],
+            &[],
+        )
+        .unwrap();
+        let f = 2.0 * 1.0 * 0.5 / 1.5;
+        assert!((cols[0][0] - f).abs() < 1e-12 && (cols[1][0] - f).abs() < 1e-12);
+    }
+
+    #[test]
+    fn summary_cells_need_summaries() {
+        struct Chars;
+        impl LampTokenizer for Chars {
+            fn input_ids(
+                &self,
+                t: &str,
+            ) -> std::result::Result<Vec<u32>, pgraphrag_prompt::lamp::TokenizerError> {
+                Ok(t.chars().map(u32::from).collect())
+            }
+            fn truncated_ids(
+                &self,
+                t: &str,
+                _: i64,
+            ) -> std::result::Result<Vec<u32>, pgraphrag_prompt::lamp::TokenizerError> {
+                self.input_ids(t)
+            }
+            fn decode(
+                &self,
+                ids: &[u32],
+            ) -> std::result::Result<String, pgraphrag_prompt::lamp::TokenizerError> {
+                Ok(ids.iter().filter_map(|&c| char::from_u32(c)).collect())
+            }
+        }
+        let grid = LampGrid::new(LampTask::Lamp4, table3_configs());
+        let qs = vec![LampQuestion::new(
+            "q",
+            "Generate a headline for the following article: x",
+        )];
+        let e = grid.plan(&qs, &Chars, None).unwrap_err();
+        assert!(e.to_string().contains("sum_k0 needs user summaries"), "{e}");
+        let plan = LampGrid::new(
+            LampTask::Lamp4,
+            vec![LampConfig {
+                k: 0,
+                summary: false,
+            }],
+        )
+        .plan(&qs, &Chars, None)
+        .unwrap();
+        assert_eq!(plan.cells[0].1[0].prompt, qs[0].input);
+    }
+}
