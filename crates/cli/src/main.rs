@@ -11,6 +11,7 @@ mod bench_cmd;
 mod corpus_cmd;
 mod embed_cmd;
 mod error;
+mod lamp_cmd;
 mod metrics_cmd;
 mod plot_cmd;
 mod progress;
@@ -34,6 +35,8 @@ enum Command {
     Metrics(metrics_cmd::Args),
     /// Encode texts with a BERT mean-pooling encoder.
     Embed(embed_cmd::Args),
+    /// LaMP's retrieval-augmented prompts (BM25 top-k within a token budget), exact to LaMP's code.
+    Lamp(lamp_cmd::Args),
     /// Run the PGraphRAG benchmark: modes x k on one split and task, with a local or remote LLM.
     Bench(bench_cmd::Args),
     /// Draw a results CSV (from `bench`) as an SVG bar chart: one panel per metric.
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
         Command::Metrics(a) => metrics_cmd::run(a),
         Command::Embed(a) => embed_cmd::run(a),
         Command::Bench(a) => bench_cmd::run(a),
+        Command::Lamp(a) => lamp_cmd::run(a),
         Command::Plot(a) => plot_cmd::run(a),
         Command::Corpus(a) => corpus_cmd::run(a),
         Command::Summarize(a) => summarize_cmd::run(a),

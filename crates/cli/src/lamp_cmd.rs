@@ -1,0 +1,180 @@
+//! `pgraphrag lamp prompts`: LaMP's retrieval-augmented prompts for one questions file, exact
+//! to `LaMP/prompts/prompts.py` (BM25 over `str.split()`, rank_bm25's tie order, the token
+//! budget and its 0.6-factor retries), optionally with user summaries (summary-augmented LaMP).
+//!
+//! The recipe is `pgraphrag_eval::lamp`; this module reads the files, runs it and writes one
+//! JSON line per question: `{"task", "id", "k", "max_length", "query", "ranked_ids",
+//! "prompt"}`. The summary on stdout counts the prompts and the inputs returned unchanged, by
+//! reason. See `docs/lamp.md`.
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::ValueEnum;
+use pgraphrag_core::LampTask;
+use pgraphrag_eval::lamp::{LampRecipe, lamp_prompts};
+use pgraphrag_prompt::lamp::{HfTokenizer, SummaryPlacement};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{OrUsage, usage};
+
+/// Arguments of `pgraphrag lamp`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    command: LampCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum LampCommand {
+    /// Build LaMP's prompts (BM25 top-k, token budget) for every question of a questions file.
+    Prompts(PromptsArgs),
+}
+
+/// Where the summary goes (`--summary-placement`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum PlacementArg {
+    /// `{summary}. {LaMP's prompt}`.
+    Prefix,
+    /// `{items}. {summary}. {input}` (LaMP-1: as prefix).
+    BeforeInput,
+}
+
+#[derive(clap::Args, Debug)]
+struct PromptsArgs {
+    /// A LaMP questions file (`*_questions.json`, or the Avocado builder's wrapped form).
+    #[arg(long)]
+    questions: PathBuf,
+    /// The task: LaMP-1, LaMP-2, LaMP-2-old, LaMP-3, LaMP-4, LaMP-5, LaMP-6 or LaMP-7.
+    #[arg(long, value_parser = parse_task)]
+    task: LampTask,
+    /// How many profile items to retrieve.
+    #[arg(long)]
+    k: usize,
+    /// The Hugging Face `tokenizer.json` of the downstream model (budgets are in its tokens).
+    #[arg(long)]
+    tokenizer: PathBuf,
+    /// The downstream model's input length in tokens (LaMP uses 512).
+    #[arg(long, allow_negative_numbers = true)]
+    max_length: i64,
+    /// User summaries as JSON lines `{"id": user, "summary": text}` (`pgraphrag summarize
+    /// --export`); the user is the question's `user_id`, else its `id`.
+    #[arg(long)]
+    summaries: Option<PathBuf>,
+    /// Where a summary goes.
+    #[arg(long, value_enum, default_value = "prefix")]
+    summary_placement: PlacementArg,
+    /// Turn off transformers' `clean_up_tokenization` in decoding (on in transformers 4.27.1,
+    /// LaMP's pin; a tokenizer_config.json may turn it off).
+    #[arg(long)]
+    no_clean_up_tokenization_spaces: bool,
+    /// The output JSON Lines file (written atomically).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+fn parse_task(s: &str) -> Result<LampTask, String> {
+    s.parse::<LampTask>().map_err(|e| e.to_string())
+}
+
+/// One output line.
+#[derive(Serialize)]
+struct Line<'a> {
+    task: &'a str,
+    id: &'a str,
+    k: usize,
+    max_length: i64,
+    query: Option<&'a str>,
+    ranked_ids: &'a [String],
+    prompt: &'a str,
+}
+
+/// Runs `pgraphrag lamp ...`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.command {
+        LampCommand::Prompts(a) => prompts(a),
+    }
+}
+
+fn read_summaries(path: &Path) -> anyhow::Result<HashMap<String, String>> {
+    #[derive(Deserialize)]
+    struct S {
+        id: String,
+        summary: String,
+    }
+    let f = std::fs::File::open(path)
+        .with_context(|| format!("cannot open {}", path.display()))
+        .or_usage()?;
+    let mut out = HashMap::new();
+    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+        let line = line
+            .with_context(|| format!("{}: line {}: cannot read", path.display(), i + 1))
+            .or_usage()?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let s: S = serde_json::from_str(&line)
+            .with_context(|| {
+                format!(
+                    "{}: line {}: expected {{\"id\", \"summary\"}} strings",
+                    path.display(),
+                    i + 1
+                )
+            })
+            .or_usage()?;
+        out.insert(s.id, s.summary);
+    }
+    Ok(out)
+}
+
+fn prompts(a: PromptsArgs) -> anyhow::Result<()> {
+    if a.k == 0 && a.summaries.is_none() {
+        return Err(usage(
+            "--k 0 without --summaries gives every input unchanged (LaMP divides by zero items)",
+        ));
+    }
+    let questions = pgraphrag_data::lamp::read_questions_for(&a.questions, a.task).or_usage()?;
+    let tok = HfTokenizer::from_file(&a.tokenizer)
+        .or_usage()?
+        .with_clean_up_tokenization_spaces(!a.no_clean_up_tokenization_spaces);
+    let summaries = a.summaries.as_deref().map(read_summaries).transpose()?;
+    let mut recipe = LampRecipe::new(a.task, a.k, a.max_length);
+    recipe.summary_placement = match a.summary_placement {
+        PlacementArg::Prefix => SummaryPlacement::Prefix,
+        PlacementArg::BeforeInput => SummaryPlacement::BeforeInput,
+    };
+    let (records, stats) = lamp_prompts(&questions, &recipe, &tok, summaries.as_ref());
+    let task = a.task.as_str();
+    pgraphrag_data::write_atomic(&a.out, |w| {
+        for r in &records {
+            let line = Line {
+                task,
+                id: &r.id,
+                k: a.k,
+                max_length: a.max_length,
+                query: r.query.as_deref(),
+                ranked_ids: &r.ranked_ids,
+                prompt: &r.prompt,
+            };
+            serde_json::to_writer(&mut *w, &line)?;
+            w.write_all(b"\n")?;
+        }
+        Ok(())
+    })?;
+    println!(
+        "{} questions, {} prompts built ({} after a smaller budget factor, {} with a summary), {} inputs returned unchanged: {} empty profile, {} every BM25 document empty, {} no query, {} missing field, {} no prompt fits max_length -> {}",
+        stats.questions,
+        stats.built,
+        stats.retried,
+        stats.with_summary,
+        stats.unchanged(),
+        stats.empty_profile,
+        stats.empty_documents,
+        stats.no_query,
+        stats.missing_field,
+        stats.budget,
+        a.out.display()
+    );
+    Ok(())
+}
