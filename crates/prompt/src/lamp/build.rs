@@ -362,3 +362,148 @@ pub fn build_prompt<T: LampTokenizer + ?Sized>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One token per character, no special tokens.
+    struct Chars;
+    impl LampTokenizer for Chars {
+        fn input_ids(&self, t: &str) -> Result<Vec<u32>, TokenizerError> {
+            Ok(t.chars().map(u32::from).collect())
+        }
+        fn truncated_ids(&self, t: &str, m: i64) -> Result<Vec<u32>, TokenizerError> {
+            let m = usize::try_from(m)
+                .map_err(|_| TokenizerError::NegativeMaxLength { max_length: m })?;
+            Ok(self.input_ids(t)?.into_iter().take(m).collect())
+        }
+        fn decode(&self, ids: &[u32]) -> Result<String, TokenizerError> {
+            Ok(ids.iter().filter_map(|&c| char::from_u32(c)).collect())
+        }
+    }
+
+    const INP: &str = "Generate a headline for the following article: x";
+
+    fn item() -> LampProfileItem {
+        LampProfileItem::new("1")
+            .with("title", "T")
+            .with("text", "abcdefghijklmnopqrstuvwxyz".repeat(4))
+    }
+
+    fn text_len(prompt: &str) -> usize {
+        let start = prompt.find("for \"").unwrap() + 5;
+        prompt[start..].find('"').unwrap()
+    }
+
+    #[test]
+    fn summary_tokens_come_out_of_the_profile_budget() {
+        let p = item();
+        let plain = build_prompt(LampTask::Lamp4, INP, &[&p], 100, &Chars, None);
+        let s = Summary {
+            text: "short titles",
+            placement: SummaryPlacement::Prefix,
+        };
+        let with = build_prompt(LampTask::Lamp4, INP, &[&p], 100, &Chars, Some(s));
+        // 100 - 49 (input) = 51; 51 - 1 - 24 (template) = 26 letters; the summary takes 12.
+        assert_eq!(text_len(&plain.text), 26);
+        assert_eq!(text_len(&with.text), 14);
+        assert!(
+            with.text
+                .starts_with("short titles. \"T\" is the title for")
+        );
+        assert!(with.text.ends_with(INP));
+        let before = Summary {
+            placement: SummaryPlacement::BeforeInput,
+            ..s
+        };
+        let b = build_prompt(LampTask::Lamp4, INP, &[&p], 100, &Chars, Some(before));
+        assert!(
+            b.text.ends_with(&format!("\" . short titles. {INP}")),
+            "{}",
+            b.text
+        );
+        let l5 = build_prompt(
+            LampTask::Lamp7,
+            "tweet: x",
+            &[&p],
+            200,
+            &Chars,
+            Some(before),
+        );
+        assert!(
+            l5.text.ends_with(
+                " are written by a person. short titles. Following the given patterns tweet: x"
+            ),
+            "{}",
+            l5.text
+        );
+    }
+
+    #[test]
+    fn summary_edge_cases() {
+        let p = item();
+        let s = |text| {
+            Some(Summary {
+                text,
+                placement: SummaryPlacement::Prefix,
+            })
+        };
+        // No items: `{summary}. {inp}`; a trailing period is not doubled.
+        let out = build_prompt(LampTask::Lamp4, INP, &[], 100, &Chars, s(" Likes puns. "));
+        assert_eq!(out.text, format!("Likes puns. {INP}"));
+        // An empty summary is no summary.
+        assert_eq!(
+            build_prompt(LampTask::Lamp4, INP, &[&p], 100, &Chars, s("  ")),
+            build_prompt(LampTask::Lamp4, INP, &[&p], 100, &Chars, None)
+        );
+        // A summary longer than the budget is cut to it; the items then have nothing left,
+        // so the factor drops until the input's share shrinks enough.
+        let long = "s".repeat(500);
+        let out = build_prompt(LampTask::Lamp4, INP, &[&p], 100, &Chars, s(&long));
+        assert!(
+            matches!(out.outcome, PromptOutcome::InputReturned { .. }),
+            "{out:?}"
+        );
+        assert_eq!(out.text, INP);
+    }
+
+    #[test]
+    fn no_items_returns_the_input_after_seven_attempts() {
+        let out = build_prompt(LampTask::Lamp3, "review: x", &[], 512, &Chars, None);
+        assert_eq!(out.text, "review: x");
+        assert_eq!(
+            out.outcome,
+            PromptOutcome::InputReturned {
+                last_error: BuildError::NoItems
+            }
+        );
+    }
+
+    #[test]
+    fn missing_field_is_a_failed_attempt() {
+        let p = LampProfileItem::new("9").with("text", "t");
+        let e = create_prompt(LampTask::Lamp4, INP, &[&p], 100, &Chars, None).unwrap_err();
+        assert_eq!(
+            e,
+            BuildError::MissingField {
+                item: 0,
+                id: "9".into(),
+                field: "title"
+            }
+        );
+    }
+
+    #[test]
+    fn citation_inserts_after_title_and_carries_savings() {
+        let a = LampProfileItem::new("a").with("title", "ab");
+        let b = LampProfileItem::new("b").with("title", "cdefghij");
+        let inp = "the title \"x\" [1]: \"y\" [2]: \"z\"";
+        // max_len_prompt 14: per_p = (14 - 2) // 2 = 6; "ab" uses 2 of 4, saving 2 for "cdefgh".
+        let out = create_prompt(LampTask::Lamp1, inp, &[&a, &b], 14, &Chars, None).unwrap();
+        assert_eq!(
+            out,
+            "the title, and \"ab\", and \"cdefgh\" \"x\" [1]: \"y\" [2]: \"z\""
+        );
+    }
+}
