@@ -14,8 +14,9 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// Every example of the workspace: (package, example name).
-const EXAMPLES: [(&str, &str); 11] = [
+const EXAMPLES: [(&str, &str); 12] = [
     ("pgraphrag-examples", "pgraphrag"),
+    ("pgraphrag-examples", "lamp_summary"),
     ("pgraphrag-examples", "compose_your_own"),
     ("pgraphrag-examples", "dense_retrieval"),
     ("pgraphrag-examples", "metrics"),
@@ -355,6 +356,37 @@ fn own_generator_fills_the_grid() {
         "{out}"
     );
     assert!(out.contains("for 33 (user, config) pairs"), "{out}");
+}
+
+#[test]
+fn lamp_summary_runs_the_table3_grid_on_two_users() {
+    let split = split("gap_dev");
+    let model = smollm();
+    let out = run(
+        "pgraphrag-examples",
+        "lamp_summary",
+        &[
+            split.to_str().unwrap(),
+            "--users",
+            "2",
+            "--model",
+            model.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(out.contains("summaries: 2 computed, 0 skipped"), "{out}");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("| base_k") || l.starts_with("| sum_k"))
+        .collect();
+    assert_eq!(rows.len(), 5, "the five Table 3 cells:\n{out}");
+    for r in rows {
+        let cells: Vec<&str> = r.split('|').map(str::trim).collect();
+        assert_eq!(cells[2], "2", "{r}");
+        // MAE of ratings 1-5 lies in [0, 4].
+        let mae: f64 = cells[4].split(' ').next().unwrap().parse().unwrap();
+        assert!((0.0..=4.0).contains(&mae), "{r}");
+    }
 }
 
 #[path = "../../crates/llm/tests/support/llama_server.rs"]

@@ -35,6 +35,12 @@ pub fn task() -> impl TypedValueParser<Value = Task> {
     .try_map(|s| s.parse::<Task>())
 }
 
+/// `--summary-scope`: `user` or `question`.
+pub fn summary_scope(s: &str) -> Result<pgraphrag_core::SummaryScope, String> {
+    s.parse()
+        .map_err(|e: pgraphrag_core::UnknownName| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,15 +30,26 @@ pub struct Args {
 enum LampCommand {
     /// Build LaMP's prompts (BM25 top-k, token budget) for every question of a questions file.
     Prompts(PromptsArgs),
+    /// Run the summary-augmented paper's Table 3 grid (base_k0/1/4, sum_k0/1) with a local model.
+    Grid(crate::lamp_grid_cmd::GridArgs),
 }
 
 /// Where the summary goes (`--summary-placement`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum PlacementArg {
+pub(crate) enum PlacementArg {
     /// `{summary}. {LaMP's prompt}`.
     Prefix,
     /// `{items}. {summary}. {input}` (LaMP-1: as prefix).
     BeforeInput,
+}
+
+impl From<PlacementArg> for SummaryPlacement {
+    fn from(p: PlacementArg) -> Self {
+        match p {
+            PlacementArg::Prefix => SummaryPlacement::Prefix,
+            PlacementArg::BeforeInput => SummaryPlacement::BeforeInput,
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -65,6 +76,10 @@ struct PromptsArgs {
     /// Where a summary goes.
     #[arg(long, value_enum, default_value = "prefix")]
     summary_placement: PlacementArg,
+    /// Summaries per `user` (`user_id`, else the question id; LaMP's one question per user) or
+    /// per `question` (several questions per user, each with its own time-ordered profile).
+    #[arg(long, default_value = "user", value_parser = crate::args::summary_scope)]
+    summary_scope: pgraphrag_core::SummaryScope,
     /// Turn off transformers' `clean_up_tokenization` in decoding (on in transformers 4.27.1,
     /// LaMP's pin; a tokenizer_config.json may turn it off).
     #[arg(long)]
@@ -74,7 +89,7 @@ struct PromptsArgs {
     out: PathBuf,
 }
 
-fn parse_task(s: &str) -> Result<LampTask, String> {
+pub(crate) fn parse_task(s: &str) -> Result<LampTask, String> {
     s.parse::<LampTask>().map_err(|e| e.to_string())
 }
 
@@ -94,10 +109,11 @@ struct Line<'a> {
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         LampCommand::Prompts(a) => prompts(a),
+        LampCommand::Grid(a) => crate::lamp_grid_cmd::run(a),
     }
 }
 
-fn read_summaries(path: &Path) -> anyhow::Result<HashMap<String, String>> {
+pub(crate) fn read_summaries(path: &Path) -> anyhow::Result<HashMap<String, String>> {
     #[derive(Deserialize)]
     struct S {
         id: String,
@@ -140,10 +156,8 @@ fn prompts(a: PromptsArgs) -> anyhow::Result<()> {
         .with_clean_up_tokenization_spaces(!a.no_clean_up_tokenization_spaces);
     let summaries = a.summaries.as_deref().map(read_summaries).transpose()?;
     let mut recipe = LampRecipe::new(a.task, a.k, a.max_length);
-    recipe.summary_placement = match a.summary_placement {
-        PlacementArg::Prefix => SummaryPlacement::Prefix,
-        PlacementArg::BeforeInput => SummaryPlacement::BeforeInput,
-    };
+    recipe.summary_placement = a.summary_placement.into();
+    recipe.summary_scope = a.summary_scope;
     let (records, stats) = lamp_prompts(&questions, &recipe, &tok, summaries.as_ref());
     let task = a.task.as_str();
     pgraphrag_data::write_atomic(&a.out, |w| {

@@ -12,6 +12,7 @@ mod corpus_cmd;
 mod embed_cmd;
 mod error;
 mod lamp_cmd;
+mod lamp_grid_cmd;
 mod metrics_cmd;
 mod plot_cmd;
 mod progress;

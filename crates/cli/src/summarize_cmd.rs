@@ -26,7 +26,7 @@ pub struct Args {
     #[arg(long)]
     pub input: PathBuf,
     /// The LaMP task: LaMP-1, LaMP-2 (movies; an adapted prompt), LaMP-2-old (news), LaMP-3,
-    /// LaMP-4, LaMP-5 or LaMP-7 (the paper has no LaMP-6 prompt).
+    /// LaMP-4, LaMP-5, LaMP-6 or LaMP-7 (LaMP-2 movies and LaMP-6 email: our adaptations of the paper's prompts).
     #[arg(long, value_parser = parse_task)]
     pub task: LampTask,
     /// The GGUF model that writes the summaries (e.g. models/SmolLM2-135M-Instruct.Q4_1.gguf).
@@ -54,6 +54,10 @@ pub struct Args {
     /// Accept a store that holds summaries of other models or prompt versions only.
     #[arg(long)]
     pub new_config: bool,
+    /// Summaries per `user` (`user_id`, else the question id; LaMP's one question per user) or
+    /// per `question` (several questions per user, each with its own time-ordered profile).
+    #[arg(long, default_value = "user", value_parser = crate::args::summary_scope)]
+    pub summary_scope: pgraphrag_core::SummaryScope,
     /// Append `stored <user>` to this file right after each summary is committed.
     #[arg(long)]
     pub journal: Option<PathBuf>,
@@ -83,7 +87,7 @@ struct Stats<'a> {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let Some(prompt) = SummaryPrompt::table2(args.task) else {
         return Err(usage(format!(
-            "the paper has no summary prompt for {} (it excluded the task); pick LaMP-1, 2, 2-old, 3, 4, 5 or 7",
+            "no summary prompt for {}; pick LaMP-1, 2, 2-old, 3, 4, 5, 6 or 7",
             args.task
         )));
     };
@@ -125,7 +129,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut job = SummarizeJob::new(args.task, model_id.as_str(), version.as_str())
         .batch(args.batch)
         .limit(args.limit)
-        .allow_new_config(args.new_config);
+        .allow_new_config(args.new_config)
+        .scope(args.summary_scope);
     if let Some(path) = &args.journal {
         let mut file = std::fs::OpenOptions::new()
             .create(true)

@@ -279,6 +279,55 @@ impl LampQuestion {
     }
 }
 
+/// What a user summary belongs to: the user (`user_id`, else the question `id`: LaMP's
+/// user-based splits have one question per user) or the question (`id`: for files where one
+/// user has several questions, each with its own time-ordered profile, so a summary of the user's
+/// whole history would show a question documents later than itself).
+///
+/// ```
+/// use pgraphrag_core::{LampQuestion, SummaryScope};
+/// let mut q = LampQuestion::new("q1", "x");
+/// q.user_id = Some("u9".into());
+/// assert_eq!(q.summary_key(SummaryScope::User), "u9");
+/// assert_eq!(q.summary_key(SummaryScope::Question), "q1");
+/// assert_eq!("question".parse::<SummaryScope>().unwrap(), SummaryScope::Question);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SummaryScope {
+    /// One summary per user (`user_id`, else `id`). The default.
+    #[default]
+    User,
+    /// One summary per question (`id`).
+    Question,
+}
+
+impl FromStr for SummaryScope {
+    type Err = UnknownName;
+    /// `user` or `question`.
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        match s.trim() {
+            "user" => Ok(SummaryScope::User),
+            "question" => Ok(SummaryScope::Question),
+            _ => Err(UnknownName {
+                what: "summary scope",
+                value: s.to_string(),
+                expected: "user or question",
+            }),
+        }
+    }
+}
+
+impl LampQuestion {
+    /// The key of this question's summary under `scope` (see [`SummaryScope`]).
+    pub fn summary_key(&self, scope: SummaryScope) -> &str {
+        match scope {
+            SummaryScope::User => self.user_id.as_deref().unwrap_or(&self.id),
+            SummaryScope::Question => &self.id,
+        }
+    }
+}
+
 /// One gold (or predicted) output of a LaMP `*_outputs.json` file: `{"id", "output"}`.
 ///
 /// ```

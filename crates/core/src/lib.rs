@@ -44,7 +44,7 @@ mod types;
 mod vocab;
 
 pub use error::{Error, Result, error_chain};
-pub use lamp::{LampGold, LampProfileItem, LampQuestion, LampTask};
+pub use lamp::{LampGold, LampProfileItem, LampQuestion, LampTask, SummaryScope};
 pub use progress::{NoProgress, Progress};
 pub use ties::{TieOrder, numpy_argsort, rank_order, top_k};
 pub use types::{

@@ -38,7 +38,7 @@
 
 use std::collections::HashMap;
 
-use pgraphrag_core::{LampProfileItem, LampQuestion, LampTask};
+use pgraphrag_core::{LampProfileItem, LampQuestion, LampTask, SummaryScope};
 use pgraphrag_prompt::lamp::{
     BuildError, LampTokenizer, PromptOutcome, QuerySource, Summary, SummaryPlacement, build_prompt,
     corpus_document, extract_query,
@@ -58,6 +58,8 @@ pub struct LampRecipe {
     pub query_source: QuerySource,
     /// Where a user summary goes, when one is given.
     pub summary_placement: SummaryPlacement,
+    /// Which key a question's summary is looked up by (default: the user).
+    pub summary_scope: SummaryScope,
 }
 
 impl LampRecipe {
@@ -74,6 +76,7 @@ impl LampRecipe {
             max_length,
             query_source: QuerySource::Prompts,
             summary_placement: SummaryPlacement::default(),
+            summary_scope: SummaryScope::User,
         }
     }
 }
@@ -265,8 +268,9 @@ pub fn lamp_prompt<T: LampTokenizer + ?Sized>(
     }
 }
 
-/// Builds every question's prompt. `summaries` maps a user key (the question's `user_id`,
-/// else its `id`, as `pgraphrag summarize` writes them) to the user's summary.
+/// Builds every question's prompt. `summaries` maps a summary key
+/// ([`LampQuestion::summary_key`] under the recipe's `summary_scope`, as `pgraphrag summarize`
+/// writes them) to the summary.
 pub fn lamp_prompts<T: LampTokenizer + ?Sized>(
     questions: &[LampQuestion],
     recipe: &LampRecipe,
@@ -276,7 +280,7 @@ pub fn lamp_prompts<T: LampTokenizer + ?Sized>(
     let mut s = LampRunSummary::default();
     let mut out = Vec::with_capacity(questions.len());
     for q in questions {
-        let key = q.user_id.as_deref().unwrap_or(&q.id);
+        let key = q.summary_key(recipe.summary_scope);
         let summary = summaries.and_then(|m| m.get(key)).map(String::as_str);
         let r = lamp_prompt(q, recipe, tok, summary);
         s.questions += 1;

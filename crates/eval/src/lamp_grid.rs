@@ -48,7 +48,9 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Instant;
 
-use pgraphrag_core::{GenParams, Generator, LampGold, LampQuestion, LampTask, Progress, Prompt};
+use pgraphrag_core::{
+    GenParams, Generator, LampGold, LampQuestion, LampTask, Progress, Prompt, SummaryScope,
+};
 use pgraphrag_metrics::rating::lamp_rating;
 use pgraphrag_metrics::stats::{BootstrapDraws, paired_t_test};
 use pgraphrag_metrics::{Rouge, RougeOptions};
@@ -143,6 +145,8 @@ pub struct LampGrid {
     pub max_length: i64,
     /// Where the summary goes in the prompt.
     pub placement: SummaryPlacement,
+    /// Which key summaries are looked up by.
+    pub scope: SummaryScope,
     /// Generation parameters (the seed is set per run).
     pub params: GenParams,
     /// How the prompt is handed to the model (default: the prompt as one user message).
@@ -215,6 +219,7 @@ impl LampGrid {
             configs,
             max_length: 512,
             placement: SummaryPlacement::default(),
+            scope: SummaryScope::User,
             params: Self::default_params(task),
             wrapper: Wrapper::UserOnly,
             batch: 8,
@@ -242,8 +247,8 @@ impl LampGrid {
         }
     }
 
-    /// Builds every cell's prompts. `summaries` maps a question's user key (`user_id`, else
-    /// `id`) to its summary; a summary cell needs it (an error otherwise), and a question
+    /// Builds every cell's prompts. `summaries` maps a question's summary key
+    /// ([`LampQuestion::summary_key`] under [`LampGrid::scope`]) to its summary; a summary cell needs it (an error otherwise), and a question
     /// without a summary gets the plain prompt in that cell (counted in its
     /// [`LampRunSummary::with_summary`] shortfall).
     pub fn plan<T: LampTokenizer + ?Sized>(
@@ -265,6 +270,7 @@ impl LampGrid {
             };
             let mut recipe = LampRecipe::new(self.task, config.k, self.max_length);
             recipe.summary_placement = self.placement;
+            recipe.summary_scope = self.scope;
             let (records, summary) = if config.k == 0 {
                 k0_prompts(questions, &recipe, tok, s)
             } else {

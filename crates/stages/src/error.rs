@@ -67,7 +67,7 @@ pub enum Error {
     },
     /// Two questions of one input share a user key but carry different profiles.
     #[error(
-        "questions {first:?} and {second:?} both belong to user {user:?} but carry different profiles (one summary per user: split the input)"
+        "questions {first:?} and {second:?} both belong to user {user:?} but carry different profiles (one summary per user: summarise per question, `SummaryScope::Question` / `--summary-scope question`)"
     )]
     ConflictingProfiles {
         /// The user key.

@@ -2,10 +2,10 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use pgraphrag_core::{LampQuestion, LampTask, Progress};
+use pgraphrag_core::{LampQuestion, LampTask, Progress, SummaryScope};
 use serde::Serialize;
 
-use crate::profile::{profile_hash, render_entry, render_profile, user_key};
+use crate::profile::{profile_hash, render_entry, render_profile};
 use crate::store::{Staleness, SummaryKey, SummaryStore};
 use crate::summarizer::Summarizer;
 use crate::{Error, Result};
@@ -56,6 +56,7 @@ pub struct SummarizeJob<'a> {
     batch: usize,
     limit: Option<usize>,
     allow_new_config: bool,
+    scope: SummaryScope,
     on_stored: Option<OnStored<'a>>,
 }
 
@@ -110,6 +111,7 @@ impl<'a> SummarizeJob<'a> {
             batch: 8,
             limit: None,
             allow_new_config: false,
+            scope: SummaryScope::User,
             on_stored: None,
         }
     }
@@ -124,6 +126,13 @@ impl<'a> SummarizeJob<'a> {
     /// Only the first `n` distinct users of the input.
     pub fn limit(mut self, n: Option<usize>) -> Self {
         self.limit = n;
+        self
+    }
+
+    /// Summaries per user (the default) or per question ([`SummaryScope`]); the store's user
+    /// key is then the question id.
+    pub fn scope(mut self, scope: SummaryScope) -> Self {
+        self.scope = scope;
         self
     }
 
@@ -157,7 +166,7 @@ impl<'a> SummarizeJob<'a> {
         let mut todo = Vec::new();
         let mut seen: HashMap<&str, (String, &str)> = HashMap::new();
         for q in questions {
-            let user = user_key(q);
+            let user = q.summary_key(self.scope);
             let hash = profile_hash(&q.profile);
             if let Some((h, first)) = seen.get(user) {
                 if *h != hash {

@@ -146,7 +146,7 @@ pub fn profile_hash(items: &[LampProfileItem]) -> String {
 /// assert_eq!(pgraphrag_stages::user_key(&q), "u9");
 /// ```
 pub fn user_key(question: &LampQuestion) -> &str {
-    question.user_id.as_deref().unwrap_or(&question.id)
+    question.summary_key(pgraphrag_core::SummaryScope::User)
 }
 
 #[cfg(test)]

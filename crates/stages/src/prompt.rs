@@ -19,7 +19,8 @@ pub(crate) const SEPARATOR: &str = "\n\n";
 /// [`SummaryPrompt::table2`] gives the paper's prompt for LaMP-1, 2 (news, `LaMP-2-old`), 3,
 /// 4, 5 and 7, verbatim (apostrophes straightened, `¡…¿` read as `<…>`); today's LaMP-2
 /// (movie tagging), which the paper did not have, gets its news prompt adapted to tags; LaMP-6
-/// has none (the paper excluded it). [`SummaryPrompt::custom`] takes any instruction.
+/// (email subjects, which the paper excluded because Avocado is private) gets the LaMP-4
+/// headline prompt adapted to subjects. [`SummaryPrompt::custom`] takes any instruction.
 ///
 /// ```
 /// use pgraphrag_core::LampTask;
@@ -28,7 +29,7 @@ pub(crate) const SEPARATOR: &str = "\n\n";
 /// assert!(p.instruction().starts_with("Given this author's previous articles"));
 /// assert_eq!(p.message(&["Headline: A\nArticle: B"]), format!("{}\n\nHeadline: A\nArticle: B", p.instruction()));
 /// assert!(p.version().starts_with("table2-LaMP-4@"));
-/// assert!(SummaryPrompt::table2(LampTask::Lamp6).is_none());
+/// assert_eq!(SummaryPrompt::table2(LampTask::Lamp6).unwrap().name(), "adapted-LaMP-6");
 /// let mine = SummaryPrompt::custom("mine", "Summarise this user's style.");
 /// assert_ne!(mine.version(), SummaryPrompt::custom("mine", "Summarise this user's tone.").version());
 /// ```
@@ -49,6 +50,9 @@ pub const LAMP2_MOVIES: &str = "Look at the following past movies this user has 
 pub const LAMP3: &str = "Based on this user's past reviews, what are the most common scores they give for positive and negative reviews? Answer in the following form: most common positive score: <most common positive score>, most common negative score: <most common negative score>";
 /// Table 2, LaMP-4.
 pub const LAMP4: &str = "Given this author's previous articles, try to describe a template for their headlines. I want to be able to accurately predict the headline gives one of their articles. Be specific about their style and wording, don't tell me anything generic.";
+/// Our adaptation of [`LAMP4`] to LaMP-6 (email subject generation), which the paper excluded:
+/// the same request about emails and their subjects (and without LAMP4's typo "gives").
+pub const LAMP6_EMAIL: &str = "Given this author's previous emails, try to describe a template for their email subjects. I want to be able to accurately predict the subject of one of their emails from its body. Be specific about their style and wording, don't tell me anything generic.";
 /// Table 2, LaMP-5.
 pub const LAMP5: &str = "Given this author's previous publications, try to describe a template for their titles. I want to be able to accurately predict the title of one of the papers from the abstract. Only generate the template description, nothing else.";
 /// Table 2, LaMP-7.
@@ -56,7 +60,8 @@ pub const LAMP7: &str = "Given this person's previous tweets, try to describe a 
 
 impl SummaryPrompt {
     /// The paper's prompt for `task` (named `table2-LaMP-N`), the adapted one for today's
-    /// LaMP-2 (named `adapted-LaMP-2`), `None` for LaMP-6.
+    /// LaMP-2 and for LaMP-6 (named `adapted-LaMP-2`, `adapted-LaMP-6`). Every task has one
+    /// today; the `Option` is kept for tasks to come.
     ///
     /// ```
     /// use pgraphrag_core::LampTask;
@@ -72,11 +77,11 @@ impl SummaryPrompt {
             LampTask::Lamp3 => LAMP3,
             LampTask::Lamp4 => LAMP4,
             LampTask::Lamp5 => LAMP5,
-            LampTask::Lamp6 => return None,
+            LampTask::Lamp6 => LAMP6_EMAIL,
             LampTask::Lamp7 => LAMP7,
         };
         let name = match task {
-            LampTask::Lamp2 => "adapted-LaMP-2".to_string(),
+            LampTask::Lamp2 | LampTask::Lamp6 => format!("adapted-{task}"),
             t => format!("table2-{t}"),
         };
         Some(SummaryPrompt {
