@@ -43,27 +43,12 @@ fn split() -> PathBuf {
     p
 }
 
-/// A fresh scratch folder, removed on drop (the CLI crate has no `tempfile` dev-dependency).
-struct Scratch(PathBuf);
-impl Scratch {
-    fn new(tag: &str) -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let p =
-            std::env::temp_dir().join(format!("pgraphrag-{tag}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A fresh scratch folder, removed on drop.
+fn scratch(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("pgraphrag-{tag}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn bench_cmd(out: &Path, extra: &[&str]) -> Command {
@@ -154,7 +139,7 @@ const CRASH_ARGS: &[&str] = &[
 
 #[test]
 fn killed_run_loses_nothing_and_rerun_computes_nothing_twice() {
-    let dir = Scratch::new("crash");
+    let dir = scratch("crash");
     let out = dir.path().join("run");
 
     // 1. Start, wait for two finished generations, kill -9.
@@ -243,7 +228,7 @@ const MID_BATCH_ARGS: &[&str] = &[
 fn killed_mid_batch_keeps_every_finished_answer() {
     // Several kill points: right after the first answer and at seeded delays after it.
     for seed in [1u64, 2, 3] {
-        let dir = Scratch::new(&format!("midbatch{seed}"));
+        let dir = scratch(&format!("midbatch{seed}"));
         let out = dir.path().join("run");
         std::fs::create_dir_all(&out).unwrap();
         let journal = dir.path().join("journal.log");
@@ -328,7 +313,7 @@ fn killed_mid_batch_keeps_every_finished_answer() {
 
 #[test]
 fn same_seed_same_outputs() {
-    let dir = Scratch::new("seed");
+    let dir = scratch("seed");
     let args = &[
         "--task",
         "title",

@@ -1,5 +1,5 @@
 //! Exit codes of the built binary: 0 success, 1 the work failed, 2 bad usage or bad input.
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn pgraphrag(args: &[&str]) -> Output {
@@ -14,28 +14,11 @@ fn code(o: &Output) -> i32 {
 }
 
 /// A fresh scratch folder, removed on drop.
-struct Scratch(PathBuf);
-impl Scratch {
-    fn new(tag: &str) -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let p = std::env::temp_dir().join(format!(
-            "pgraphrag-exit-{tag}-{}-{nanos}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
-    fn join(&self, p: &str) -> PathBuf {
-        self.0.join(p)
-    }
-}
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+fn scratch(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("pgraphrag-{tag}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn s(p: &Path) -> &str {
@@ -44,12 +27,18 @@ fn s(p: &Path) -> &str {
 
 #[test]
 fn success_is_0() {
-    let d = Scratch::new("ok");
-    let csv = d.join("r.csv");
+    let d = scratch("ok");
+    let csv = d.path().join("r.csv");
     std::fs::write(&csv, "mode_k,MAE\nnone_k1,1.5\n").unwrap();
-    let o = pgraphrag(&["plot", "--csv", s(&csv), "--out", s(&d.join("r.svg"))]);
+    let o = pgraphrag(&[
+        "plot",
+        "--csv",
+        s(&csv),
+        "--out",
+        s(&d.path().join("r.svg")),
+    ]);
     assert_eq!(code(&o), 0, "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(d.join("r.svg").is_file());
+    assert!(d.path().join("r.svg").is_file());
     assert_eq!(code(&pgraphrag(&["--help"])), 0);
 }
 
@@ -67,7 +56,7 @@ fn clap_usage_errors_are_2() {
 
 #[test]
 fn bad_input_is_2() {
-    let d = Scratch::new("input");
+    let d = scratch("input");
     // A split that does not exist.
     let o = pgraphrag(&[
         "rank",
@@ -76,11 +65,11 @@ fn bad_input_is_2() {
         "--task",
         "text",
         "--out",
-        s(&d.join("o.json")),
+        s(&d.path().join("o.json")),
     ]);
     assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
     // A split that is not JSON.
-    let bad = d.join("bad.json");
+    let bad = d.path().join("bad.json");
     std::fs::write(&bad, "not json").unwrap();
     let o = pgraphrag(&[
         "rank",
@@ -89,7 +78,7 @@ fn bad_input_is_2() {
         "--task",
         "text",
         "--out",
-        s(&d.join("o.json")),
+        s(&d.path().join("o.json")),
     ]);
     assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
     // A bad flag value our code checks.
@@ -102,34 +91,40 @@ fn bad_input_is_2() {
         "--top",
         "0",
         "--out",
-        s(&d.join("o.json")),
+        s(&d.path().join("o.json")),
     ]);
     assert_eq!(code(&o), 2);
     // An invalid results CSV.
-    let csv = d.join("r.csv");
+    let csv = d.path().join("r.csv");
     std::fs::write(&csv, "config,MAE\n").unwrap();
-    let o = pgraphrag(&["plot", "--csv", s(&csv), "--out", s(&d.join("r.svg"))]);
+    let o = pgraphrag(&[
+        "plot",
+        "--csv",
+        s(&csv),
+        "--out",
+        s(&d.path().join("r.svg")),
+    ]);
     assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
     // Invalid metrics input.
-    let pairs = d.join("p.jsonl");
+    let pairs = d.path().join("p.jsonl");
     std::fs::write(&pairs, "{\"id\": 1}\n").unwrap();
     let o = pgraphrag(&[
         "metrics",
         "--pairs",
         s(&pairs),
         "--out",
-        s(&d.join("m.jsonl")),
+        s(&d.path().join("m.jsonl")),
     ]);
     assert_eq!(code(&o), 2, "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 #[test]
 fn failed_work_is_1() {
-    let d = Scratch::new("work");
-    let csv = d.join("r.csv");
+    let d = scratch("work");
+    let csv = d.path().join("r.csv");
     std::fs::write(&csv, "mode_k,MAE\nnone_k1,1.5\n").unwrap();
     // The output's folder cannot be created: a file is in the way.
-    let blocker = d.join("file");
+    let blocker = d.path().join("file");
     std::fs::write(&blocker, "").unwrap();
     let o = pgraphrag(&["plot", "--csv", s(&csv), "--out", s(&blocker.join("r.svg"))]);
     assert_eq!(code(&o), 1, "{}", String::from_utf8_lossy(&o.stderr));

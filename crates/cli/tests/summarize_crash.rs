@@ -26,28 +26,11 @@ fn model() -> Option<PathBuf> {
 }
 
 /// A fresh scratch folder, removed on drop.
-struct Scratch(PathBuf);
-impl Scratch {
-    fn new(tag: &str) -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let p = std::env::temp_dir().join(format!(
-            "pgraphrag-sum-{tag}-{}-{nanos}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+fn scratch(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("pgraphrag-{tag}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn user(id: &str, tweets: &[&str]) -> LampQuestion {
@@ -150,7 +133,7 @@ fn journal(path: &Path) -> Vec<String> {
 #[test]
 fn killed_mid_run_loses_nothing_and_computes_nothing_twice() {
     let Some(model) = model() else { return };
-    let dir = Scratch::new("crash");
+    let dir = scratch("crash");
     let (input, store, jpath) = (
         dir.path().join("q.json"),
         dir.path().join("s.sqlite"),
@@ -220,7 +203,7 @@ fn killed_mid_run_loses_nothing_and_computes_nothing_twice() {
 #[test]
 fn changed_profile_resummarises_that_user_only_and_empty_profiles_are_skipped() {
     let Some(model) = model() else { return };
-    let dir = Scratch::new("changed");
+    let dir = scratch("changed");
     let (input, store, export) = (
         dir.path().join("q.json"),
         dir.path().join("s.sqlite"),
@@ -274,7 +257,7 @@ fn changed_profile_resummarises_that_user_only_and_empty_profiles_are_skipped() 
 #[test]
 fn a_store_of_another_model_is_a_usage_error() {
     let Some(model) = model() else { return };
-    let dir = Scratch::new("other");
+    let dir = scratch("other");
     let (input, store) = (dir.path().join("q.json"), dir.path().join("s.sqlite"));
     pgraphrag_data::lamp::write_questions(&input, &users(1)).unwrap();
     {
@@ -314,7 +297,7 @@ fn a_store_of_another_model_is_a_usage_error() {
 
 #[test]
 fn lamp6_and_bad_input_are_usage_errors() {
-    let dir = Scratch::new("bad");
+    let dir = scratch("bad");
     let input = dir.path().join("q.json");
     std::fs::write(
         &input,

@@ -662,6 +662,8 @@ impl LampTable {
                 let p = r.p_vs_baseline[m];
                 let p = if p.is_nan() {
                     "–".to_string()
+                } else if p < 0.001 {
+                    "<0.001".to_string()
                 } else {
                     format!("{p:.3}")
                 };
