@@ -674,7 +674,7 @@ impl LampTable {
         s
     }
 
-    /// The scores as a [`ResultsTable`] (`mode_k` rows), for its CSV and SVG bar charts.
+    /// The scores as a [`ResultsTable`](crate::ResultsTable) (`mode_k` rows), for its CSV and SVG bar charts.
     ///
     /// ```
     /// use pgraphrag_eval::lamp_grid::{LampRow, LampTable};

@@ -1,6 +1,6 @@
 //! LaMP's file formats (`LaMP-Benchmark/LaMP`): the `*_questions.json` files (questions with
 //! their user profiles) and the `*_outputs.json` files (gold or predicted outputs), read into
-//! the vocabulary of `pgraphrag-core` ([`LampQuestion`], [`LampProfileItem`], [`LampGold`]).
+//! the vocabulary of `pgraphrag-core` ([`LampQuestion`], [`LampProfileItem`](pgraphrag_core::LampProfileItem), [`LampGold`]).
 //!
 //! * Questions: a JSON list of `{"id", "input", "profile": [{"id", "date"?, ...task fields}],
 //!   "user_id"?}`. The Avocado builder (`data/avocado/create_avocado_dataset.py`) writes its
@@ -17,9 +17,9 @@
 //! literal `-0` reads as the float `-0.0`, both as serde_json parses them.) Any other JSON
 //! type (null, boolean, list, object) is an error naming the field.
 //!
-//! Errors ([`Error`](crate::Error)) name the file and, for shape errors, the record (0-based
+//! Errors ([`Error`]) name the file and, for shape errors, the record (0-based
 //! index in the list), the profile item and the field, and the question id where it is known.
-//! Writes are atomic ([`write_atomic`](crate::write_atomic)) and use Python's `json.dump`
+//! Writes are atomic ([`write_atomic`]) and use Python's `json.dump`
 //! layout (`ensure_ascii`, `", "` and `": "` separators).
 //!
 //! ```
