@@ -246,8 +246,16 @@ impl<'de> Deserialize<'de> for RawPid {
 
 /// Where a serde error happened, as (record, review, field).
 fn locate(path: &serde_path_to_error::Path) -> (Option<usize>, Option<usize>, String) {
+    let segs: Vec<&serde_path_to_error::Segment> = path.iter().collect();
+    locate_segments(&segs)
+}
+
+/// Where an error at `segs` sits in a list of `{…, "profile": [{…}]}` records (PGraphRAG splits,
+/// LaMP questions): (record, profile item, field).
+pub(crate) fn locate_segments(
+    segs: &[&serde_path_to_error::Segment],
+) -> (Option<usize>, Option<usize>, String) {
     use serde_path_to_error::Segment;
-    let segs: Vec<&Segment> = path.iter().collect();
     let record = match segs.first() {
         Some(Segment::Seq { index }) => Some(*index),
         _ => None,

@@ -113,22 +113,7 @@ impl Ctx<'_> {
                 _ => return (None, None, String::new()),
             }
         }
-        let record = match segs.first() {
-            Some(Segment::Seq { index }) => Some(*index),
-            _ => None,
-        };
-        let key = |i: usize| match segs.get(i) {
-            Some(Segment::Map { key }) => Some(key.as_str()),
-            _ => None,
-        };
-        match key(1) {
-            Some("profile") => match segs.get(2) {
-                Some(Segment::Seq { index }) => (record, Some(*index), key(3).unwrap_or("").into()),
-                _ => (record, None, "profile".into()),
-            },
-            Some(k) => (record, None, k.into()),
-            None => (record, None, String::new()),
-        }
+        crate::split::locate_segments(&segs)
     }
 
     /// Deserializes the records, a list or (when `wrapped`) `{"task", "golds": [...]}`.
