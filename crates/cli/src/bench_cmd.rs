@@ -9,16 +9,19 @@
 //! generation) → write `OUTPUT-*.json`, extract answers, score → `results.md`, `results.svg`,
 //! `results.csv`, and the table on stdout. See `docs/bench.md`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use pgraphrag_core::Generator;
+use pgraphrag_core::{RankedProfile, SummaryScope};
 use pgraphrag_data::{RankingRecord, write_rankings};
 use pgraphrag_eval::{
     Bench, CachedGenerator, ConfigOutputs, GenerationCache, RatingScorer, Recipe, ResultsTable,
-    RunName, Scorer, TextScorer, Wrapper, gold, pgraphrag_grid, rank_all, ranking_file_name,
-    write_atomic, write_output_file,
+    RunConfig, RunName, Scorer, TextScorer, Wrapper, cold_start, gold, paired_p_values,
+    pgraphrag_grid, rank_all, ranking_file_name, write_atomic, write_output_file,
 };
+use pgraphrag_graph::UserItemGraph;
 use pgraphrag_llm::{
     Activations, ContextOverflow, Engine, GgufModel, GgufOptions, OpenAiClient, OpenAiOptions,
     Prefill, WeightFormat,
@@ -27,9 +30,11 @@ use pgraphrag_metrics::Meteor;
 use pgraphrag_prompt::extract::ExtractOptions;
 use pgraphrag_prompt::pgraphrag::{Language, Mode, Task};
 use pgraphrag_retrieval::profile::ProfileRanker;
+use pgraphrag_stages::{EntryFormat, LlmSummarizer, SummarizeJob, SummaryPrompt, SummaryStore};
 
 use crate::error::{OrUsage, usage};
 use crate::progress::Bar;
+use crate::summarize_cmd::{job_error, open_journal, summary_budget};
 
 /// A retrieval mode of the grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -224,6 +229,20 @@ pub struct Args {
     /// No progress bars.
     #[arg(long)]
     pub quiet: bool,
+    /// Beyond the paper, for cold-start users: summarise each user's target item from the
+    /// other users' reviews of it with the local model (offline, resumable, into this SQLite
+    /// summary store) and add an `isum_` twin of every neighbor and both cell, whose prompt
+    /// carries that summary; results.md then also has paired t-tests against `both_k{max k}`.
+    /// Local GGUF models only. See docs/cold_start.md.
+    #[arg(long, conflicts_with = "openai_url")]
+    pub item_summaries: Option<PathBuf>,
+    /// Most tokens per item summary.
+    #[arg(long, default_value_t = 64)]
+    pub item_summary_tokens: usize,
+    /// The item summarizer's context in tokens (prompt and summary; reviews beyond it are
+    /// dropped, the graph's first kept).
+    #[arg(long, default_value_t = 2048)]
+    pub item_summary_context: usize,
     /// Append one line per newly generated answer to this file, right after the answer is
     /// committed to the cache (`stored <cache key>`): a journal to follow a long run with
     /// `tail -f`, or to count what a killed run had finished.
@@ -270,6 +289,11 @@ fn default_model_path() -> PathBuf {
 
 /// Loads the model; returns it with its cache id and its label for file names.
 fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
+    if args.openai_url.is_none() {
+        let (model, label) = load_gguf(args)?;
+        let id = model.cache_id();
+        return Ok((Box::new(model) as Backend, id, label));
+    }
     if let Some(url) = &args.openai_url {
         let Some(name) = args.openai_model.clone() else {
             bail!("--openai-url needs --openai-model NAME");
@@ -286,6 +310,11 @@ fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
         let id = client.cache_id();
         return Ok((Box::new(client) as Backend, id, name));
     }
+    unreachable!("backend() loads a GGUF model unless --openai-url is given")
+}
+
+/// Loads the local GGUF model; returns it with its label for file names.
+fn load_gguf(args: &Args) -> anyhow::Result<(GgufModel, String)> {
     let path = args.model.clone().unwrap_or_else(default_model_path);
     if !path.is_file() {
         bail!(
@@ -322,9 +351,83 @@ fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let id = model.cache_id();
     let label = file.split('.').next().unwrap_or("model").to_string();
-    Ok((Box::new(model) as Backend, id, label))
+    Ok((model, label))
+}
+
+/// `--item-summaries`: every profile's target-item summary (without the user's own review),
+/// computed where the store lacks it, and exported to `OUT/item_summaries.jsonl`.
+fn item_summaries(
+    args: &Args,
+    store_path: &Path,
+    model: &GgufModel,
+    profiles: &[RankedProfile],
+    graph: &UserItemGraph,
+    bar: &Bar,
+) -> anyhow::Result<HashMap<String, String>> {
+    let questions = cold_start::item_questions(profiles, graph);
+    let budget = summary_budget(model, args.item_summary_context, args.item_summary_tokens)?;
+    let summarizer = LlmSummarizer::new(
+        model,
+        SummaryPrompt::item_reviews(),
+        model.tokenizer(),
+        budget,
+    );
+    let (model_id, version) = (model.cache_id(), summarizer.version());
+    let store = SummaryStore::open(store_path).or_usage()?;
+    let report = SummarizeJob::for_format(EntryFormat::PRODUCT_REVIEW, &model_id, &version)
+        .scope(SummaryScope::Question)
+        .run(&questions, &summarizer, &store, bar)
+        .map_err(job_error)?;
+    eprintln!(
+        "item summaries: {} users, {} done before, {} computed in {:.1}s, {} items without other reviews, {} failed; store {}",
+        report.users,
+        report.done_before,
+        report.computed,
+        report.seconds,
+        report.skipped_empty,
+        report.failed,
+        store_path.display()
+    );
+    if !report.failures.is_empty() {
+        for f in &report.failures {
+            eprintln!("failed: {f}");
+        }
+        bail!(
+            "{} of {} item summaries failed; a rerun retries only those",
+            report.failed,
+            report.users
+        );
+    }
+    store.export_jsonl(&args.out.join("item_summaries.jsonl"), &model_id, &version)?;
+    Ok(store.summaries(&model_id, &version)?.into_iter().collect())
+}
+
+/// The Markdown table of [`paired_p_values`] against `baseline`.
+fn p_value_table(table: &ResultsTable, p: &[Vec<f64>], baseline: RunConfig) -> String {
+    let mut out = format!(
+        "\nTwo-sided paired t-tests over users against `{baseline}`:\n\n| mode_k |{}\n|---|{}\n",
+        table
+            .columns
+            .iter()
+            .map(|c| format!(" p ({c}) |"))
+            .collect::<String>(),
+        "---:|".repeat(table.columns.len())
+    );
+    for (row, ps) in table.rows.iter().zip(p) {
+        out.push_str(&format!("| {} |", row.config));
+        for v in ps {
+            if v.is_nan() {
+                out.push_str(" – |");
+            } else if *v < 0.001 {
+                out.push_str(" <0.001 |");
+            } else {
+                out.push_str(&format!(" {v:.3} |"));
+            }
+        }
+        out.push('\n');
+    }
+    out
 }
 
 fn scorer(task: Task) -> anyhow::Result<Box<dyn Scorer>> {
@@ -348,7 +451,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.ks.is_empty() || args.ks.contains(&0) {
         return Err(usage("--ks must list k values of at least 1 (e.g. 1,2,4)"));
     }
-    let configs = pgraphrag_grid(&modes, &args.ks);
+    let mut configs = pgraphrag_grid(&modes, &args.ks);
+    if args.item_summaries.is_some() {
+        let twins: Vec<RunConfig> = configs
+            .iter()
+            .filter(|c| matches!(c.mode, Mode::Neighbor | Mode::Both))
+            .map(|c| c.with_item_summary())
+            .collect();
+        if twins.is_empty() {
+            return Err(usage(
+                "--item-summaries adds the summary to neighbor and both cells: add one of them to --modes",
+            ));
+        }
+        configs.extend(twins);
+    }
     if configs.is_empty() {
         return Err(usage(
             "the grid is empty: none and random run at k = 1 only, so add 1 to --ks or another mode",
@@ -391,20 +507,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // The prompts read the ranking file's values (`int()` ratings, `"None"` strings).
     let profiles: Vec<_> = records.iter().map(RankingRecord::to_profile).collect();
 
-    // Generate.
-    let (model, model_id, label) = backend(&args)?;
+    // Generate (after the item summaries, when asked for).
+    let mut summaries = HashMap::new();
+    let (model, model_id, label) = match &args.item_summaries {
+        Some(store) => {
+            let (gguf, label) = load_gguf(&args)?;
+            summaries = item_summaries(&args, store, &gguf, &profiles, &graph, &bar)?;
+            let id = gguf.cache_id();
+            (Box::new(gguf) as Backend, id, label)
+        }
+        None => backend(&args)?,
+    };
     let label = args.model_name.clone().unwrap_or(label);
     let cache_path = args.out.join("cache.sqlite");
     let cache = GenerationCache::open(&cache_path)?;
     let mut generator = CachedGenerator::new(model, model_id, cache);
     if let Some(path) = &args.journal {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .with_context(|| format!("opening the journal {}", path.display()))
-            .or_usage()?;
-        let file = std::sync::Mutex::new(file);
+        let file = std::sync::Mutex::new(open_journal(path)?);
         generator = generator.with_on_stored(move |key| {
             use std::io::Write as _;
             // One write per line (O_APPEND): a line is either whole or absent after a crash.
@@ -420,6 +539,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         WrapperArg::Llama3Raw => Wrapper::Llama3Raw,
     };
     bench.batch = args.batch.max(1);
+    bench.item_summaries = summaries;
     bench.params.seed = args.seed;
     bench.params.temperature = args.temperature;
     bench.params.top_p = args.top_p;
@@ -455,10 +575,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let scorer = scorer(task)?;
     let table = score(&name, task, &outputs, &golds, &extract, scorer.as_ref())?;
-    write_atomic(&args.out.join("results.md"), table.to_markdown().as_bytes())?;
+    let mut markdown = table.to_markdown();
+    if args.item_summaries.is_some() {
+        let k = args.ks.iter().copied().max().unwrap_or(1);
+        let baseline = RunConfig::new(Mode::Both, k);
+        if configs_have(&outputs, baseline) {
+            let p = paired_p_values(task, &outputs, &golds, &extract, scorer.as_ref(), baseline)?;
+            markdown.push_str(&p_value_table(&table, &p, baseline));
+        }
+    }
+    write_atomic(&args.out.join("results.md"), markdown.as_bytes())?;
     write_atomic(&args.out.join("results.csv"), table.to_csv().as_bytes())?;
     write_atomic(&args.out.join("results.svg"), table.to_svg().as_bytes())?;
-    println!("{}", table.to_markdown());
+    println!("{markdown}");
     println!("stats {}", serde_json::to_string(&stats)?);
     eprintln!(
         "{} prompts for {} (user, config) pairs: {} from the cache, {} generated in {:.1}s; wrote {}",
@@ -470,6 +599,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.out.display()
     );
     Ok(())
+}
+
+fn configs_have(outputs: &[ConfigOutputs], config: RunConfig) -> bool {
+    outputs.iter().any(|c| c.config == config)
 }
 
 fn score(

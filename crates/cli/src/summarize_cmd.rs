@@ -102,26 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let model = GgufModel::load(&args.model, GgufOptions::default())
         .with_context(|| format!("loading the GGUF model {}", args.model.display()))?;
-    if args.context > model.context_length() {
-        return Err(usage(format!(
-            "--context {} exceeds the model's context of {} tokens",
-            args.context,
-            model.context_length()
-        )));
-    }
-    // The tokens the chat template adds around the message (SmolLM2: its default system prompt).
-    let reserve = model.prompt_tokens(&Prompt::user(""))?.len();
-    let budget = Budget {
-        context: args.context,
-        max_new_tokens: args.max_new_tokens,
-        reserve,
-    };
-    if budget.input_tokens().is_none() {
-        return Err(usage(format!(
-            "--context {} leaves no room for a prompt after --max-new-tokens {} and the chat template's {reserve} tokens",
-            args.context, args.max_new_tokens
-        )));
-    }
+    let budget = summary_budget(&model, args.context, args.max_new_tokens)?;
     let summarizer = LlmSummarizer::new(&model, prompt, model.tokenizer(), budget);
     let (model_id, version) = (model.cache_id(), summarizer.version());
     let store = SummaryStore::open(&args.store).or_usage()?;
@@ -132,12 +113,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .allow_new_config(args.new_config)
         .scope(args.summary_scope);
     if let Some(path) = &args.journal {
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .with_context(|| format!("opening the journal {}", path.display()))
-            .or_usage()?;
+        let mut file = open_journal(path)?;
         job = job.on_stored(move |user| {
             // One write per line (O_APPEND): a line is whole or absent after a crash.
             let _ = file.write_all(format!("stored {user}\n").as_bytes());
@@ -153,12 +129,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let bar = Bar::new(args.quiet);
     let report = job
         .run(&questions, &summarizer, &store, &bar)
-        .map_err(|e| match e {
-            pgraphrag_stages::Error::OtherConfig { .. }
-            | pgraphrag_stages::Error::ConflictingProfiles { .. }
-            | pgraphrag_stages::Error::User { .. } => usage_err(e),
-            e => anyhow::Error::new(e),
-        })?;
+        .map_err(job_error)?;
 
     let computed: HashSet<&str> = report.stored.iter().map(String::as_str).collect();
     let mut generated_tokens = 0;
@@ -202,6 +173,54 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The fitting budget of a summarizer on `model`: `context` tokens for prompt and summary,
+/// `max_new_tokens` of summary, and the chat template's own tokens measured on the model.
+pub(crate) fn summary_budget(
+    model: &GgufModel,
+    context: usize,
+    max_new_tokens: usize,
+) -> anyhow::Result<Budget> {
+    if context > model.context_length() {
+        return Err(usage(format!(
+            "--context {context} exceeds the model's context of {} tokens",
+            model.context_length()
+        )));
+    }
+    // The tokens the chat template adds around the message (SmolLM2: its default system prompt).
+    let reserve = model.prompt_tokens(&Prompt::user(""))?.len();
+    let budget = Budget {
+        context,
+        max_new_tokens,
+        reserve,
+    };
+    if budget.input_tokens().is_none() {
+        return Err(usage(format!(
+            "--context {context} leaves no room for a prompt after {max_new_tokens} new tokens and the chat template's {reserve} tokens"
+        )));
+    }
+    Ok(budget)
+}
+
+/// Opens (appending, creating) a journal file of finished work.
+pub(crate) fn open_journal(path: &std::path::Path) -> anyhow::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening the journal {}", path.display()))
+        .or_usage()
+}
+
+/// Maps the job's bad-input errors to usage errors (exit code 2).
+pub(crate) fn job_error(e: pgraphrag_stages::Error) -> anyhow::Error {
+    match e {
+        pgraphrag_stages::Error::OtherConfig { .. }
+        | pgraphrag_stages::Error::ConflictingProfiles { .. }
+        | pgraphrag_stages::Error::User { .. } => usage_err(e),
+        e => anyhow::Error::new(e),
+    }
 }
 
 fn usage_err(e: pgraphrag_stages::Error) -> anyhow::Error {

@@ -13,16 +13,22 @@ use serde::{Deserialize, Serialize};
 
 use crate::{CachedGenerator, Error, Result};
 
-/// One cell of the grid: a retrieval mode and how many reviews of each list to show.
+/// One cell of the grid: a retrieval mode, how many reviews of each list to show, and
+/// whether the prompt carries the target item's summary (beyond the paper: the cold-start
+/// item summaries of [`crate::cold_start`]).
 ///
-/// Displays (and parses) as PGraphRAG's `mode_k` label, e.g. `both_k2`.
+/// Displays (and parses) as PGraphRAG's `mode_k` label, e.g. `both_k2`, with an `isum_`
+/// prefix for the cells with the item summary.
 ///
 /// ```
 /// use pgraphrag_eval::RunConfig;
 /// use pgraphrag_prompt::pgraphrag::Mode;
-/// let c = RunConfig { mode: Mode::Both, k: 2 };
+/// let c = RunConfig::new(Mode::Both, 2);
 /// assert_eq!(c.to_string(), "both_k2");
 /// assert_eq!("both_k2".parse::<RunConfig>().unwrap(), c);
+/// let s = c.with_item_summary();
+/// assert_eq!(s.to_string(), "isum_both_k2");
+/// assert_eq!("isum_both_k2".parse::<RunConfig>().unwrap(), s);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RunConfig {
@@ -30,10 +36,36 @@ pub struct RunConfig {
     pub mode: Mode,
     /// Top-k of each ranked list.
     pub k: usize,
+    /// The prompt carries the target item's summary ([`Bench::item_summaries`]).
+    #[serde(default)]
+    pub item_summary: bool,
 }
+
+impl RunConfig {
+    /// The cell `mode_k`, without an item summary.
+    pub const fn new(mode: Mode, k: usize) -> Self {
+        RunConfig {
+            mode,
+            k,
+            item_summary: false,
+        }
+    }
+
+    /// This cell with the item summary in its prompts.
+    pub const fn with_item_summary(mut self) -> Self {
+        self.item_summary = true;
+        self
+    }
+}
+
+/// The label prefix of the cells with an item summary.
+const ITEM_SUMMARY_PREFIX: &str = "isum_";
 
 impl fmt::Display for RunConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.item_summary {
+            f.write_str(ITEM_SUMMARY_PREFIX)?;
+        }
         write!(f, "{}_k{}", self.mode, self.k)
     }
 }
@@ -41,11 +73,20 @@ impl fmt::Display for RunConfig {
 impl FromStr for RunConfig {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        let bad = || Error::InvalidInput(format!("{s:?} is not a mode_k label like both_k2"));
-        let (m, k) = s.rsplit_once("_k").ok_or_else(bad)?;
+        let bad = || {
+            Error::InvalidInput(format!(
+                "{s:?} is not a mode_k label like both_k2 (or isum_both_k2)"
+            ))
+        };
+        let (item_summary, rest) = match s.strip_prefix(ITEM_SUMMARY_PREFIX) {
+            Some(rest) => (true, rest),
+            None => (false, s),
+        };
+        let (m, k) = rest.rsplit_once("_k").ok_or_else(bad)?;
         Ok(RunConfig {
             mode: m.parse().map_err(|_| bad())?,
             k: k.parse().map_err(|_| bad())?,
+            item_summary,
         })
     }
 }
@@ -70,7 +111,7 @@ pub fn pgraphrag_grid(modes: &[Mode], ks: &[usize]) -> Vec<RunConfig> {
             if mode.k1_only() && k != 1 {
                 continue;
             }
-            let c = RunConfig { mode, k };
+            let c = RunConfig::new(mode, k);
             if !out.contains(&c) {
                 out.push(c);
             }
@@ -174,6 +215,10 @@ pub struct Bench {
     /// answers are in the cache before the next batch starts. Batching never changes an
     /// answer, only speed (the native GGUF engine decodes a batch together).
     pub batch: usize,
+    /// Item summaries by [`crate::cold_start::item_summary_key`], read by the cells with
+    /// [`RunConfig::item_summary`]; a profile without one gets the cell's prompt without a
+    /// summary. Empty by default.
+    pub item_summaries: HashMap<String, String>,
 }
 
 impl Bench {
@@ -187,6 +232,7 @@ impl Bench {
             params: Self::default_params(task),
             wrapper: Wrapper::GptChat,
             batch: 8,
+            item_summaries: HashMap::new(),
         }
     }
 
@@ -214,11 +260,16 @@ impl Bench {
 
     /// The prompt of one user in one config.
     pub fn prompt(&self, profile: &RankedProfile, config: RunConfig) -> Prompt {
-        let text = PromptBuilder::new(self.task).language(self.language).build(
-            profile,
-            config.mode,
-            config.k,
-        );
+        let summary = if config.item_summary {
+            self.item_summaries
+                .get(&crate::cold_start::item_summary_key(profile))
+                .map(String::as_str)
+        } else {
+            None
+        };
+        let text = PromptBuilder::new(self.task)
+            .language(self.language)
+            .build_with_summary(profile, config.mode, config.k, summary);
         self.wrapper.wrap(text)
     }
 
@@ -475,13 +526,7 @@ mod tests {
                 Err(pgraphrag_core::Error::InvalidInput("boom".into()))
             }
         }
-        let bench = Bench::new(
-            Task::Text,
-            vec![RunConfig {
-                mode: Mode::None,
-                k: 1,
-            }],
-        );
+        let bench = Bench::new(Task::Text, vec![RunConfig::new(Mode::None, 1)]);
         let profiles = vec![RankedProfile {
             user_id: "alice".into(),
             ..Default::default()

@@ -26,11 +26,15 @@
 //!   through the generation cache, scored as LaMP's `evaluation.py`, with bootstrap intervals
 //!   and paired t-tests against `base_k4`.
 //!
+//! * [`cold_start`]: beyond the papers, summaries of the target item's other reviews in the
+//!   PGraphRAG prompt for users without history (`isum_` cells), against `both_k4`.
+//!
 //! The `pgraphrag bench` command wires these to a split, BM25 ranking, a model and the
 //! metrics; see `docs/bench.md`.
 #![deny(missing_docs)]
 
 mod cache;
+pub mod cold_start;
 mod error;
 mod grid;
 pub mod lamp;
@@ -47,4 +51,6 @@ pub use grid::{Bench, ConfigOutputs, RunConfig, RunStats, UserOutput, Wrapper, p
 pub use output::{RunName, python_json, read_output_file, write_atomic, write_output_file};
 pub use rank::{RankingSummary, rank_all, ranking_file_name};
 pub use recipe::Recipe;
-pub use table::{RatingParse, RatingScorer, ResultRow, ResultsTable, Scorer, TextScorer, gold};
+pub use table::{
+    RatingParse, RatingScorer, ResultRow, ResultsTable, Scorer, TextScorer, gold, paired_p_values,
+};

@@ -32,7 +32,7 @@ impl RunName {
     /// use pgraphrag_prompt::pgraphrag::Mode;
     /// let n = RunName { dataset: "amazon".into(), split: "dev".into(), task: "reviewTitle".into(),
     ///                   model: "SmolLM2_135M".into(), ranker: "bm25".into() };
-    /// assert_eq!(n.output_file(RunConfig { mode: Mode::Both, k: 4 }),
+    /// assert_eq!(n.output_file(RunConfig::new(Mode::Both, 4)),
     ///            "OUTPUT-amazon_dev_reviewTitle_SmolLM2-135M_bm25-both_k4.json");
     /// ```
     pub fn output_file(&self, config: RunConfig) -> String {

@@ -3,7 +3,7 @@ use pgraphrag_prompt::extract::{ExtractOptions, extract, parse_rating};
 use pgraphrag_prompt::pgraphrag::{RankedProfile, Task};
 use serde::Serialize;
 
-use crate::{ConfigOutputs, Error, Result};
+use crate::{ConfigOutputs, Error, Result, RunConfig};
 
 /// Scores one grid cell's extracted answers against the gold answers.
 ///
@@ -155,6 +155,71 @@ pub fn gold(profile: &RankedProfile, task: Task) -> String {
     }
 }
 
+/// Per grid cell, per scorer column: the two-sided paired t-test p-value of the cell's
+/// per-user scores against `baseline`'s (each answer extracted as [`ResultsTable::score`]
+/// does and scored alone; NaN for the baseline itself and where every difference is equal).
+///
+/// ```
+/// use pgraphrag_eval::{ConfigOutputs, RatingScorer, RunConfig, UserOutput, paired_p_values};
+/// use pgraphrag_prompt::{extract::ExtractOptions, pgraphrag::{Mode, Task}};
+/// let cell = |mode, outs: &[&str]| ConfigOutputs {
+///     config: RunConfig::new(mode, 1),
+///     outputs: outs.iter().map(|o| UserOutput { user_id: "u".into(), output: o.to_string() }).collect(),
+/// };
+/// let outs = [cell(Mode::Both, &["Rating: 5", "Rating: 4", "Rating: 1"]), cell(Mode::User, &["Rating: 1", "Rating: 2", "Rating: 1"])];
+/// let golds = ["5".to_string(), "4".to_string(), "2".to_string()];
+/// let p = paired_p_values(Task::Rating, &outs, &golds, &ExtractOptions::default(), &RatingScorer::default(), RunConfig::new(Mode::Both, 1)).unwrap();
+/// assert!(p[0][0].is_nan());
+/// assert!(p[1][0] > 0.0 && p[1][0] < 1.0);
+/// ```
+pub fn paired_p_values(
+    task: Task,
+    outputs: &[ConfigOutputs],
+    golds: &[String],
+    extract_options: &ExtractOptions,
+    scorer: &dyn Scorer,
+    baseline: RunConfig,
+) -> Result<Vec<Vec<f64>>> {
+    let per_user = |c: &ConfigOutputs| -> Result<Vec<Vec<f64>>> {
+        if c.outputs.len() != golds.len() {
+            return Err(Error::Scoring {
+                config: c.config.to_string(),
+                message: format!("{} outputs for {} golds", c.outputs.len(), golds.len()),
+            });
+        }
+        let mut cols = vec![Vec::with_capacity(golds.len()); scorer.columns().len()];
+        for (o, g) in c.outputs.iter().zip(golds) {
+            let answer = extract(&o.output, task, extract_options);
+            let values = scorer.score(std::slice::from_ref(&answer), std::slice::from_ref(g))?;
+            for (col, v) in cols.iter_mut().zip(values) {
+                col.push(v);
+            }
+        }
+        Ok(cols)
+    };
+    let base = outputs
+        .iter()
+        .find(|c| c.config == baseline)
+        .ok_or_else(|| Error::InvalidInput(format!("the grid has no baseline cell {baseline}")))?;
+    let base = per_user(base)?;
+    outputs
+        .iter()
+        .map(|c| {
+            if c.config == baseline {
+                return Ok(vec![f64::NAN; base.len()]);
+            }
+            let mine = per_user(c)?;
+            Ok(mine
+                .iter()
+                .zip(&base)
+                .map(|(a, b)| {
+                    pgraphrag_metrics::stats::paired_t_test(a, b).map_or(f64::NAN, |t| t.p_value)
+                })
+                .collect())
+        })
+        .collect()
+}
+
 /// One row of a [`ResultsTable`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ResultRow {
@@ -304,10 +369,7 @@ mod tests {
     #[test]
     fn rating_table() {
         let outs = vec![ConfigOutputs {
-            config: RunConfig {
-                mode: Mode::Both,
-                k: 1,
-            },
+            config: RunConfig::new(Mode::Both, 1),
             outputs: vec![
                 UserOutput {
                     user_id: "a".into(),

@@ -154,6 +154,10 @@ fn language_insert(language: Language) -> &'static str {
 /// and `rating` of each entry are read.
 pub use pgraphrag_core::{RankedEntry, RankedProfile};
 
+/// The block [`PromptBuilder::build_with_summary`] puts before the item summary: a blank
+/// line (as between PGraphRAG's two review blocks), then this label.
+pub const ITEM_SUMMARY_HEADER: &str = "\nSummary of other users' reviews of this product:\n";
+
 /// Builds PGraphRAG prompts for one task and language.
 ///
 /// ```
@@ -199,6 +203,30 @@ impl PromptBuilder {
     /// `random` mode with no random review (`random_review: null`) makes the released
     /// code crash; here it yields the `Random Review:\n` header with no review line.
     pub fn build(&self, profile: &RankedProfile, mode: Mode, k: usize) -> String {
+        self.build_with_summary(profile, mode, k, None)
+    }
+
+    /// [`build`](Self::build) with a summary of other users' reviews of the target item
+    /// (beyond the paper: the cold-start item summaries of `pgraphrag_eval::cold_start`). The
+    /// summary goes after the retrieved reviews and before the direction, as its own block
+    /// [`ITEM_SUMMARY_HEADER`]`{summary}\n` (trimmed); `None` or an empty summary gives
+    /// exactly [`build`](Self::build)'s prompt.
+    ///
+    /// ```
+    /// use pgraphrag_prompt::pgraphrag::{Mode, PromptBuilder, RankedProfile, Task};
+    /// let b = PromptBuilder::new(Task::Title);
+    /// let p = RankedProfile::default();
+    /// let with = b.build_with_summary(&p, Mode::Neighbor, 4, Some(" Sturdy, cheap. "));
+    /// assert!(with.contains("Other Users' Reviews:\n\nSummary of other users' reviews of this product:\nSturdy, cheap.\n\nGenerate a title"));
+    /// assert_eq!(b.build_with_summary(&p, Mode::Neighbor, 4, None), b.build(&p, Mode::Neighbor, 4));
+    /// ```
+    pub fn build_with_summary(
+        &self,
+        profile: &RankedProfile,
+        mode: Mode,
+        k: usize,
+        summary: Option<&str>,
+    ) -> String {
         let mut out = String::with_capacity(512);
         out.push_str(mode.intro());
         match mode {
@@ -219,6 +247,11 @@ impl PromptBuilder {
                     top(&profile.neighbors, k),
                 );
             }
+        }
+        if let Some(summary) = summary.map(str::trim).filter(|s| !s.is_empty()) {
+            out.push_str(ITEM_SUMMARY_HEADER);
+            out.push_str(summary);
+            out.push('\n');
         }
         self.direction(&mut out, &profile.target);
         out

@@ -35,16 +35,16 @@ pub enum Error {
         /// What the store holds: `N of model M version V`, joined by `; `.
         holds: String,
     },
-    /// A profile item lacks a field its task needs.
-    #[error("profile item {item:?} has no field `{field}` (a {task} item has {expected})")]
+    /// A profile item lacks a field its entry format needs.
+    #[error("profile item {item:?} has no field `{field}` (a {format} item has {expected})")]
     MissingField {
         /// The item's id.
         item: String,
         /// The missing field.
         field: &'static str,
-        /// The task.
-        task: pgraphrag_core::LampTask,
-        /// The fields the task needs, comma-separated.
+        /// The entry format (a LaMP task's name, or e.g. `product-review`).
+        format: &'static str,
+        /// The fields the format needs, comma-separated.
         expected: String,
     },
     /// Something about one user failed (the source says what).

@@ -5,7 +5,7 @@ use std::time::Instant;
 use pgraphrag_core::{LampQuestion, LampTask, Progress, SummaryScope};
 use serde::Serialize;
 
-use crate::profile::{profile_hash, render_entry, render_profile};
+use crate::profile::{EntryFormat, profile_hash};
 use crate::store::{Staleness, SummaryKey, SummaryStore};
 use crate::summarizer::Summarizer;
 use crate::{Error, Result};
@@ -19,7 +19,8 @@ type OnStored<'a> = Box<dyn FnMut(&str) + Send + 'a>;
 /// hash; users with an empty profile are skipped (no summary is stored; a prompt builder
 /// reads a missing summary as none); users whose summary the store has for this (profile,
 /// model, version) are done; the rest (absent, or stored for a profile that has since
-/// changed) are rendered ([`crate::render_profile`]) and summarised in batches of
+/// changed) are rendered ([`EntryFormat::render_profile`]: the task's format, or the one given
+/// to [`for_format`](Self::for_format)) and summarised in batches of
 /// [`batch`](Self::batch) through [`Summarizer::summarize_batch_each`], and each summary is
 /// committed to the store the moment the summarizer hands it over. A rerun after a crash or
 /// Ctrl-C computes only what is missing; a user whose profile changed is resummarised and
@@ -50,13 +51,13 @@ type OnStored<'a> = Box<dyn FnMut(&str) + Send + 'a>;
 /// assert_eq!(store.summaries("toy", "v1").unwrap(), [("1".to_string(), "Tweet: hey".to_string())]);
 /// ```
 pub struct SummarizeJob<'a> {
-    task: LampTask,
     model: String,
     version: String,
     batch: usize,
     limit: Option<usize>,
     allow_new_config: bool,
     scope: SummaryScope,
+    format: EntryFormat,
     on_stored: Option<OnStored<'a>>,
 }
 
@@ -104,14 +105,41 @@ impl<'a> SummarizeJob<'a> {
     /// A job for `task`, storing summaries under `model` (e.g. `GgufModel::cache_id()`) and
     /// `version` (e.g. [`LlmSummarizer::version`](crate::LlmSummarizer::version)); batches of 8.
     pub fn new(task: LampTask, model: impl Into<String>, version: impl Into<String>) -> Self {
+        Self::for_format(EntryFormat::task(task), model, version)
+    }
+
+    /// A job whose profile items are written in `format` (e.g.
+    /// [`EntryFormat::PRODUCT_REVIEW`]) rather than a LaMP task's; name the format in the
+    /// summarizer's prompt, whose version the store keys summaries by.
+    ///
+    /// ```
+    /// use pgraphrag_core::{LampProfileItem, LampQuestion, NoProgress, Result};
+    /// use pgraphrag_stages::{EntryFormat, FitReport, SummarizeJob, Summarizer, Summary, SummaryStore};
+    /// struct First;
+    /// impl Summarizer for First {
+    ///     fn summarize(&self, e: &[&str]) -> Result<Summary> {
+    ///         Ok(Summary { text: e[0].to_string(), fit: FitReport::all(e.len()) })
+    ///     }
+    /// }
+    /// let item = LampProfileItem::new("r1").with("title", "Good").with("text", "Fine.").with("score", "4");
+    /// let qs = vec![LampQuestion::new("item-1", "").with_profile(vec![item])];
+    /// let store = SummaryStore::in_memory().unwrap();
+    /// SummarizeJob::for_format(EntryFormat::PRODUCT_REVIEW, "toy", "v1").run(&qs, &First, &store, &NoProgress).unwrap();
+    /// assert_eq!(store.summaries("toy", "v1").unwrap()[0].1, "Review title: Good\nReview text: Fine.\nRating: 4");
+    /// ```
+    pub fn for_format(
+        format: EntryFormat,
+        model: impl Into<String>,
+        version: impl Into<String>,
+    ) -> Self {
         SummarizeJob {
-            task,
             model: model.into(),
             version: version.into(),
             batch: 8,
             limit: None,
             allow_new_config: false,
             scope: SummaryScope::User,
+            format,
             on_stored: None,
         }
     }
@@ -189,7 +217,7 @@ impl<'a> SummarizeJob<'a> {
             }
             // Bad input stops the job before any generation.
             for item in &q.profile {
-                render_entry(self.task, item).map_err(|e| user_error(user, e))?;
+                self.format.render(item).map_err(|e| user_error(user, e))?;
             }
             let key = SummaryKey {
                 user,
@@ -228,7 +256,7 @@ impl<'a> SummarizeJob<'a> {
         for chunk in todo.chunks(self.batch) {
             let rendered: Vec<Vec<String>> = chunk
                 .iter()
-                .map(|t| render_profile(self.task, &t.question.profile))
+                .map(|t| self.format.render_profile(&t.question.profile))
                 .collect::<Result<_>>()?;
             let refs: Vec<Vec<&str>> = rendered
                 .iter()

@@ -11,7 +11,7 @@
 //! | [`Summarizer`] | one required method, `summarize(entries)`; provided `summarize_batch_each` hands each summary over as it finishes |
 //! | [`LlmSummarizer`] | a `Summarizer` over any [`Generator`](pgraphrag_core::Generator), with a [`SummaryPrompt`] and the fitting rule |
 //! | [`SummaryPrompt`] | the six Table 2 prompts verbatim (LaMP-1, 2, 3, 4, 5, 7), the adapted LaMP-2 movie prompt, custom prompts; [`SummaryPrompt::version`] |
-//! | [`render_profile`] | profile items → entry texts per task, most recent first |
+//! | [`render_profile`], [`EntryFormat`] | profile items → entry texts per task (or any fields), most recent first |
 //! | [`fit_entries`] | the fitting rule: whole entries in priority order within `context − max_new_tokens − reserve` tokens ([`fit`]) |
 //! | [`SummaryStore`] | SQLite (via `pgraphrag-store`), keyed by user, profile hash, model id and version; `get`, `put`, `missing`, `export_jsonl` |
 //! | [`SummarizeJob`] | the resumable offline job: only what is missing or changed, each summary committed as it finishes |
@@ -60,7 +60,8 @@ pub use error::{Error, Result};
 pub use fit::{Budget, FitReport, Fitted, fit_entries};
 pub use job::{JobReport, SummarizeJob};
 pub use profile::{
-    RENDER_VERSION, priority_order, profile_hash, render_entry, render_profile, user_key,
+    EntryFormat, RENDER_VERSION, priority_order, profile_hash, render_entry, render_profile,
+    user_key,
 };
 pub use prompt::{LAYOUT_VERSION, SummaryPrompt};
 pub use store::{Staleness, StoreConfig, StoredSummary, SummaryKey, SummaryStore};

@@ -28,8 +28,101 @@ fn labels(task: LampTask) -> &'static [(&'static str, &'static str)] {
     }
 }
 
-/// One profile item as the summarizer reads it: one `Label: value` line per task field, each
-/// value trimmed of surrounding whitespace ([`RENDER_VERSION`]):
+/// How profile items are written for the summarizer: one `Label: value` line per field, in
+/// order, each value trimmed of surrounding whitespace ([`RENDER_VERSION`]).
+/// [`EntryFormat::task`] gives a LaMP task's fields ([`render_entry`] lists them);
+/// [`EntryFormat::PRODUCT_REVIEW`] writes the reviews of a product (the cold-start item
+/// summaries of `pgraphrag_eval::cold_start`); [`EntryFormat::new`] takes any fields.
+///
+/// ```
+/// use pgraphrag_core::{LampProfileItem, LampTask};
+/// use pgraphrag_stages::EntryFormat;
+/// let review = LampProfileItem::new("9").with("title", "Great").with("text", "Works.").with("score", "5");
+/// assert_eq!(
+///     EntryFormat::PRODUCT_REVIEW.render(&review).unwrap(),
+///     "Review title: Great\nReview text: Works.\nRating: 5"
+/// );
+/// assert_eq!(EntryFormat::task(LampTask::Lamp3).render(&review).unwrap(), "Score: 5\nReview: Works.");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryFormat {
+    name: &'static str,
+    fields: &'static [(&'static str, &'static str)],
+}
+
+impl EntryFormat {
+    /// A product's reviews: `Review title`, `Review text`, `Rating` from the fields `title`,
+    /// `text` and `score`.
+    pub const PRODUCT_REVIEW: EntryFormat = EntryFormat::new(
+        "product-review",
+        &[
+            ("title", "Review title"),
+            ("text", "Review text"),
+            ("score", "Rating"),
+        ],
+    );
+
+    /// A format named `name` (in errors) writing `fields` as `(field, label)` pairs.
+    ///
+    /// ```
+    /// let f = pgraphrag_stages::EntryFormat::new("quote", &[("text", "Quote")]);
+    /// assert_eq!(f.name(), "quote");
+    /// ```
+    pub const fn new(name: &'static str, fields: &'static [(&'static str, &'static str)]) -> Self {
+        EntryFormat { name, fields }
+    }
+
+    /// The format of a LaMP task's profile items.
+    ///
+    /// ```
+    /// let f = pgraphrag_stages::EntryFormat::task(pgraphrag_core::LampTask::Lamp7);
+    /// assert_eq!(f.name(), "LaMP-7");
+    /// ```
+    pub fn task(task: LampTask) -> Self {
+        EntryFormat::new(task.as_str(), labels(task))
+    }
+
+    /// The format's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// One item as the summarizer reads it. An item without one of the fields is an
+    /// [`Error::MissingField`] naming it.
+    pub fn render(&self, item: &LampProfileItem) -> Result<String> {
+        let mut out = String::new();
+        for (field, label) in self.fields {
+            let value = item.get(field).ok_or_else(|| Error::MissingField {
+                item: item.id.clone(),
+                field,
+                format: self.name,
+                expected: self
+                    .fields
+                    .iter()
+                    .map(|f| f.0)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(label);
+            out.push_str(": ");
+            out.push_str(value.trim());
+        }
+        Ok(out)
+    }
+
+    /// The profile's entries, rendered and in fitting order ([`priority_order`]).
+    pub fn render_profile(&self, items: &[LampProfileItem]) -> Result<Vec<String>> {
+        priority_order(items)
+            .into_iter()
+            .map(|i| self.render(&items[i]))
+            .collect()
+    }
+}
+
+/// One profile item as the summarizer reads it for `task` ([`EntryFormat::task`]):
 ///
 /// | task | entry |
 /// |---|---|
@@ -52,22 +145,7 @@ fn labels(task: LampTask) -> &'static [(&'static str, &'static str)] {
 /// assert!(e.to_string().contains("profile item \"7\" has no field `title`"));
 /// ```
 pub fn render_entry(task: LampTask, item: &LampProfileItem) -> Result<String> {
-    let mut out = String::new();
-    for (field, label) in labels(task) {
-        let value = item.get(field).ok_or_else(|| Error::MissingField {
-            item: item.id.clone(),
-            field,
-            task,
-            expected: task.profile_fields().join(", "),
-        })?;
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(label);
-        out.push_str(": ");
-        out.push_str(value.trim());
-    }
-    Ok(out)
+    EntryFormat::task(task).render(item)
 }
 
 /// The order in which the fitting rule keeps items: dated items first, most recent first
@@ -106,10 +184,7 @@ pub fn priority_order(items: &[LampProfileItem]) -> Vec<usize> {
 /// assert_eq!(entries, ["Tweet: new", "Tweet: old"]);
 /// ```
 pub fn render_profile(task: LampTask, items: &[LampProfileItem]) -> Result<Vec<String>> {
-    priority_order(items)
-        .into_iter()
-        .map(|i| render_entry(task, &items[i]))
-        .collect()
+    EntryFormat::task(task).render_profile(items)
 }
 
 /// The SHA-256 (hex) of the profile as canonical JSON (items in profile order, each with its id,

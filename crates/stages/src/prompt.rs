@@ -58,6 +58,11 @@ pub const LAMP5: &str = "Given this author's previous publications, try to descr
 /// Table 2, LaMP-7.
 pub const LAMP7: &str = "Given this person's previous tweets, try to describe a template for their tweets. I want to take a generic sentence and rephrase it to sound like one of their tweets, with the same style/punctuation/capitalization/wording/tone/etc. as them. Only give me the template description, nothing else.";
 
+/// Beyond the paper: the cold-start item summary (`pgraphrag_eval::cold_start`), in the style of
+/// [`LAMP4`] and [`LAMP5`], over other users' reviews of one product
+/// ([`EntryFormat::PRODUCT_REVIEW`](crate::EntryFormat::PRODUCT_REVIEW) entries).
+pub const ITEM_REVIEWS: &str = "Given other users' reviews of this product, describe what they say about it and how they title their reviews. I want to be able to accurately predict the title of a new review of this product from its text. Be specific about the product and the wording, don't tell me anything generic.";
+
 impl SummaryPrompt {
     /// The paper's prompt for `task` (named `table2-LaMP-N`), the adapted one for today's
     /// LaMP-2 and for LaMP-6 (named `adapted-LaMP-2`, `adapted-LaMP-6`). Every task has one
@@ -88,6 +93,17 @@ impl SummaryPrompt {
             name,
             instruction: instruction.to_string(),
         })
+    }
+
+    /// The cold-start item summary's prompt ([`ITEM_REVIEWS`], named `item-reviews`), for
+    /// entries written with [`EntryFormat::PRODUCT_REVIEW`](crate::EntryFormat::PRODUCT_REVIEW).
+    ///
+    /// ```
+    /// let p = pgraphrag_stages::SummaryPrompt::item_reviews();
+    /// assert!(p.version().starts_with("item-reviews@"));
+    /// ```
+    pub fn item_reviews() -> SummaryPrompt {
+        SummaryPrompt::custom("item-reviews", ITEM_REVIEWS)
     }
 
     /// A prompt with your own instruction; `name` labels it in [`Self::version`].
