@@ -6,6 +6,7 @@
 #
 #   scripts/run_lamp.sh NAME [USERS]     NAME: ml100k (LaMP-3), email (LaMP-6), news (LaMP-4), gap (LaMP-3)
 #   BIN=path/to/pgraphrag  MODEL=...gguf  SEEDS=0  READING=first-label  RUNS=runs/lamp  scripts/run_lamp.sh ...
+#   SEEDS=0,1,2 TEMPERATURE=0.4 scripts/run_lamp.sh ml100k 300   (sampled; tables in docs/results/lamp/ml100k-t0.4/)
 #
 # Every step is resumable: kill it and run it again, and only what is missing is computed.
 set -euo pipefail
@@ -18,6 +19,7 @@ MODEL=${MODEL:-$ROOT/models/SmolLM2-135M-Instruct.Q4_1.gguf}
 RUNS=${RUNS:-$ROOT/runs/lamp}
 SEEDS=${SEEDS:-0}
 READING=${READING:-first-label}
+TEMPERATURE=${TEMPERATURE:-0}
 if [[ -z "${BIN:-}" ]]; then
   cargo build --release -q -p pgraphrag-cli
   BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/pgraphrag
@@ -47,6 +49,7 @@ O=$TASKDIR/train_outputs.json
 "$BIN" summarize --input "$Q" --task $TASK --model "$MODEL" --store "$STORE" --summary-scope $SCOPE \
   --limit "$USERS" --max-new-tokens 64 --export "$TASKDIR/summaries.jsonl" --journal "$TASKDIR/summarize.journal"
 OUT=docs/results/lamp/$NAME
+[[ $TEMPERATURE == 0 ]] || OUT=$OUT-t$TEMPERATURE
 "$BIN" lamp grid --questions "$Q" --outputs "$O" --task $TASK --model "$MODEL" --summaries "$TASKDIR/summaries.jsonl" \
-  --summary-scope $SCOPE --limit "$USERS" --seeds "$SEEDS" --reading "$READING" \
+  --summary-scope $SCOPE --limit "$USERS" --seeds "$SEEDS" --temperature "$TEMPERATURE" --reading "$READING" \
   --cache "$RUNS/cache.sqlite" --out "$OUT"
