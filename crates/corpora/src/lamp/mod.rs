@@ -19,6 +19,7 @@ use crate::{Error, Report, Result};
 mod authored;
 mod ratings;
 
+pub(crate) use authored::select;
 pub use authored::{lamp4, lamp6};
 pub use ratings::{
     MovieLens, MovieRating, lamp3_from_movielens, lamp3_from_split, movie_description,
@@ -50,8 +51,17 @@ pub fn input(task: LampTask, text: &str) -> Option<String> {
     Some(format!("{prefix}{text}"))
 }
 
-/// Which part of a build a user belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Which part of a build a user belongs to; serialised as `"train"`, `"dev"` or `"test"`.
+///
+/// ```
+/// use pgraphrag_corpora::lamp::SplitName;
+/// assert_eq!(serde_json::to_string(&SplitName::Test).unwrap(), r#""test""#);
+/// assert_eq!(serde_json::from_str::<SplitName>(r#""dev""#).unwrap(), SplitName::Dev);
+/// ```
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum SplitName {
     /// Training users.
     Train,
@@ -322,6 +332,26 @@ pub struct LampBuild {
 }
 
 impl LampBuild {
+    /// An empty build of `task` carrying `report`.
+    pub(crate) fn empty(task: LampTask, report: Report) -> Self {
+        LampBuild {
+            task,
+            train: LampSet::default(),
+            dev: LampSet::default(),
+            test: LampSet::default(),
+            report,
+        }
+    }
+
+    /// A part by name, to fill.
+    pub(crate) fn set_mut(&mut self, part: SplitName) -> &mut LampSet {
+        match part {
+            SplitName::Train => &mut self.train,
+            SplitName::Dev => &mut self.dev,
+            SplitName::Test => &mut self.test,
+        }
+    }
+
     /// A part by name.
     pub fn set(&self, part: SplitName) -> &LampSet {
         match part {
@@ -392,24 +422,15 @@ pub(crate) fn assemble(
 ) -> LampBuild {
     let users: Vec<String> = per_user.keys().cloned().collect();
     let parts = split_users(&users, opts.split, opts.seed);
-    let mut build = LampBuild {
-        task,
-        train: LampSet::default(),
-        dev: LampSet::default(),
-        test: LampSet::default(),
-        report,
-    };
+    let mut build = LampBuild::empty(task, report);
     for (user, qs) in per_user {
-        let set = match parts.get(&user) {
-            Some(SplitName::Train) | None => &mut build.train,
-            Some(SplitName::Dev) => &mut build.dev,
-            Some(SplitName::Test) => &mut build.test,
-        };
+        let set = build.set_mut(parts.get(&user).copied().unwrap_or(SplitName::Train));
+        let n = qs.len();
         for (q, g) in qs {
-            build.report.keep();
             set.questions.push(q);
             set.golds.push(g);
         }
+        build.report.kept += n;
     }
     build
 }

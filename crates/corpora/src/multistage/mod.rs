@@ -1,0 +1,316 @@
+//! The examples of the multistage writing paper (Li et al. 2023, "Teach LLMs to Personalize",
+//! arXiv 2308.07968): one [`Example`] per current document `d_t` of an author, with its
+//! immediate context `x_t` and its personal context `D_t` (the author's earlier documents).
+//!
+//! The rules (paper l.166–168) are [`BuildOptions::multistage`], applied by the same selection
+//! engine as the LaMP builders ([`crate::lamp`]): identical documents of an author removed
+//! (the earliest kept), a target over 300 characters with at least 2 earlier documents,
+//! authors with at least 5 targets, at most 50 per author (drawn by
+//! `random.Random(seed + 1).sample`), authors split 85/5/10 by `random.Random(seed).shuffle`.
+//!
+//! What the fields hold (the choices, with the paper's lines):
+//!
+//! * `target` is the document's body, whole: the text the model must write. It includes the
+//!   start that is also in the immediate context, as in the paper's main setting ("this short
+//!   start is still present in the ground-truth label", l.312; RemoveDocStart is an ablation).
+//!   The title is not part of it: the title is given with the start (l.45, l.192). The length
+//!   rule (over 300 characters) and the de-duplication read the body too, exactly as LaMP-6
+//!   on the same corpus does.
+//! * `immediate_context` is `FirstKCharacters(title + body)` with K = 150 (l.67–68), counted in
+//!   Unicode scalar values. The paper concatenates the title and the body without naming a
+//!   separator; here they are joined by [`TITLE_SEPARATOR`] (`"\n"`) so that the title's last
+//!   word and the body's first word stay two words for a retriever ([`document_text`]). A
+//!   document without a title (or with a blank one) contributes its body alone.
+//! * `context` is the author's documents strictly earlier in time than the target (l.45: "in
+//!   the past at the time of writing"; a document at the same time is never context), oldest
+//!   first, each as [`document_text`] (title and body, l.68).
+//!
+//! ```
+//! use pgraphrag_corpora::{AuthoredDoc, lamp::BuildOptions, multistage};
+//! let docs: Vec<AuthoredDoc> = (0..8).map(|i| AuthoredDoc {
+//!     author: "kim@example.org".into(), doc_id: format!("m{i}"), time: i,
+//!     title: Some(format!("Topic {i}")), text: format!("Words of mail {i}. ").repeat(20) }).collect();
+//! let b = multistage::build_examples(&docs, &BuildOptions::multistage()).unwrap();
+//! assert_eq!(b.examples.len(), 6); // m0 and m1 have fewer than 2 earlier documents
+//! let e = &b.examples[0];
+//! assert_eq!((e.id.as_str(), e.context.len()), ("m2", 2));
+//! assert!(e.immediate_context.starts_with("Topic 2\nWords of mail 2."));
+//! assert_eq!(e.immediate_context.chars().count(), 150);
+//! assert_eq!(e.target, docs[2].text);
+//! assert_eq!(e.context[0].text, format!("Topic 0\n{}", docs[0].text));
+//! ```
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::lamp::{self, BuildOptions, SplitName};
+use crate::{AuthoredDoc, Report, Result, Skip};
+
+mod stats;
+
+pub use stats::{ExampleStats, TABLE1_HEADER};
+
+/// K of `FirstKCharacters`: the immediate context's length in characters (paper l.68).
+///
+/// ```
+/// assert_eq!(pgraphrag_corpora::multistage::IMMEDIATE_CONTEXT_CHARS, 150);
+/// ```
+pub const IMMEDIATE_CONTEXT_CHARS: usize = 150;
+
+/// What joins a title and a body into a document's text (the paper names none, l.68).
+///
+/// ```
+/// use pgraphrag_corpora::multistage::{document_text, TITLE_SEPARATOR};
+/// assert_eq!(document_text(Some("T"), "b"), format!("T{TITLE_SEPARATOR}b"));
+/// ```
+pub const TITLE_SEPARATOR: &str = "\n";
+
+/// The file [`MultistageBuild::write`] writes into its folder.
+///
+/// ```
+/// assert_eq!(pgraphrag_corpora::multistage::EXAMPLES_FILE, "examples.jsonl");
+/// ```
+pub const EXAMPLES_FILE: &str = "examples.jsonl";
+
+/// A document of an example's personal context.
+///
+/// ```
+/// use pgraphrag_corpora::multistage::ContextDoc;
+/// let c = ContextDoc { doc_id: "m1".into(), time: 3, text: "Lunch?\nAt noon.".into() };
+/// assert_eq!(serde_json::to_string(&c).unwrap(), r#"{"doc_id":"m1","time":3,"text":"Lunch?\nAt noon."}"#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextDoc {
+    /// The document's id in the corpus.
+    pub doc_id: String,
+    /// When it was written (the corpus's `time`).
+    pub time: i64,
+    /// Its title and body, as [`document_text`].
+    pub text: String,
+}
+
+/// One example: a current document to write, given its immediate context and the author's
+/// earlier documents. One JSON object per line of `examples.jsonl`, keys in this order:
+/// `{"id", "author", "split", "time", "immediate_context", "target", "context": [{"doc_id",
+/// "time", "text"}]}`.
+///
+/// ```
+/// use pgraphrag_corpora::{lamp::SplitName, multistage::{ContextDoc, Example}};
+/// let e = Example { id: "m2".into(), author: "kim".into(), split: SplitName::Dev, time: 9,
+///     immediate_context: "Hi\nBody".into(), target: "Body".into(),
+///     context: vec![ContextDoc { doc_id: "m1".into(), time: 3, text: "Old".into() }] };
+/// assert_eq!(serde_json::to_string(&e).unwrap(),
+///     r#"{"id":"m2","author":"kim","split":"dev","time":9,"immediate_context":"Hi\nBody","target":"Body","context":[{"doc_id":"m1","time":3,"text":"Old"}]}"#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Example {
+    /// The current document's id in the corpus.
+    pub id: String,
+    /// Its author.
+    pub author: String,
+    /// The author's part of the user split.
+    pub split: SplitName,
+    /// When the current document was written.
+    pub time: i64,
+    /// `x_t`: the first [`IMMEDIATE_CONTEXT_CHARS`] characters of title and body.
+    pub immediate_context: String,
+    /// `d_t`: the current document's body, whole (its start included).
+    pub target: String,
+    /// `D_t`: the author's strictly earlier documents, oldest first.
+    pub context: Vec<ContextDoc>,
+}
+
+/// A document's text as the paper reads it: "if a document has a title, we concatenate the
+/// title and the body" (l.68), here joined by [`TITLE_SEPARATOR`]. A missing or blank title
+/// gives the body alone; the title is trimmed, the body kept as written.
+///
+/// ```
+/// use pgraphrag_corpora::multistage::document_text;
+/// assert_eq!(document_text(Some(" Lunch? "), "At noon."), "Lunch?\nAt noon.");
+/// assert_eq!(document_text(Some("  "), "At noon."), "At noon.");
+/// assert_eq!(document_text(None, "At noon."), "At noon.");
+/// ```
+pub fn document_text(title: Option<&str>, text: &str) -> String {
+    match title.map(str::trim).filter(|t| !t.is_empty()) {
+        Some(t) => format!("{t}{TITLE_SEPARATOR}{text}"),
+        None => text.to_string(),
+    }
+}
+
+/// The examples of a corpus and what became of every document.
+///
+/// ```
+/// use pgraphrag_corpora::{AuthoredDoc, lamp::{BuildOptions, SplitName}, multistage::build_examples};
+/// let docs: Vec<AuthoredDoc> = (0..7).map(|i| AuthoredDoc { author: "a".into(), doc_id: i.to_string(),
+///     time: i, title: None, text: format!("{i} {}", "x".repeat(300)) }).collect();
+/// let b = build_examples(&docs, &BuildOptions::multistage()).unwrap();
+/// assert_eq!((b.part(SplitName::Train).count(), b.report.kept), (5, 5));
+/// assert_eq!(b.report.kept + b.report.skipped_total(), docs.len()); // every document counted
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MultistageBuild {
+    /// The examples: train, then dev, then test; within a part by author, then by time.
+    pub examples: Vec<Example>,
+    /// Examples made (kept) and documents that are no target, by reason (a document that is
+    /// no target still serves as context of later targets, unless it is empty or a duplicate).
+    pub report: Report,
+}
+
+/// Builds the examples of a corpus under `opts` (the paper's rules:
+/// [`BuildOptions::multistage`]). Documents with an empty (blank) body are left out
+/// ([`Skip::EmptyBody`]) and count as no one's earlier document. Errors: two documents with
+/// the same id ([`Error::DuplicateDocId`](crate::Error::DuplicateDocId)), unusable options.
+///
+/// ```
+/// use pgraphrag_corpora::{AuthoredDoc, lamp::BuildOptions, multistage::build_examples, Skip};
+/// let doc = |i: i64, text: &str| AuthoredDoc { author: "a".into(), doc_id: format!("d{i}"),
+///     time: i, title: None, text: text.into() };
+/// let long = |i: i64| "x".repeat(301) + &i.to_string();
+/// let mut docs: Vec<AuthoredDoc> = (0..7).map(|i| doc(i, &long(i))).collect();
+/// docs.push(doc(7, "   "));      // empty
+/// docs.push(doc(8, &long(0)));   // the same text as d0
+/// let b = build_examples(&docs, &BuildOptions::multistage()).unwrap();
+/// assert_eq!(b.examples.len(), 5);
+/// assert_eq!((b.report.count(Skip::EmptyBody), b.report.count(Skip::Duplicate)), (1, 1));
+/// assert_eq!(b.report.count(Skip::TooFewEarlier), 2);
+/// assert!(build_examples(&[doc(1, "a"), doc(1, "b")], &BuildOptions::multistage()).is_err());
+/// ```
+pub fn build_examples(docs: &[AuthoredDoc], opts: &BuildOptions) -> Result<MultistageBuild> {
+    let mut report = Report::default();
+    let usable: Vec<&AuthoredDoc> = docs
+        .iter()
+        .filter(|d| {
+            let empty = d.text.trim().is_empty();
+            if empty {
+                report.skip(Skip::EmptyBody);
+            }
+            !empty
+        })
+        .collect();
+    let selected = lamp::select(usable, opts, &mut report)?;
+    let mut parts: [Vec<Example>; 3] = Default::default();
+    for s in selected {
+        let part = &mut parts[match s.part {
+            SplitName::Train => 0,
+            SplitName::Dev => 1,
+            SplitName::Test => 2,
+        }];
+        for t in &s.targets {
+            let d = s.docs[t.index];
+            let full = document_text(d.title.as_deref(), &d.text);
+            let context = s.docs[t.profile.clone()]
+                .iter()
+                .map(|p| ContextDoc {
+                    doc_id: p.doc_id.clone(),
+                    time: p.time,
+                    text: document_text(p.title.as_deref(), &p.text),
+                })
+                .collect();
+            part.push(Example {
+                id: d.doc_id.clone(),
+                author: s.author.clone(),
+                split: s.part,
+                time: d.time,
+                immediate_context: pgraphrag_text::first_k_chars(&full, IMMEDIATE_CONTEXT_CHARS)
+                    .to_string(),
+                target: d.text.clone(),
+                context,
+            });
+        }
+        report.kept += s.targets.len();
+    }
+    Ok(MultistageBuild {
+        examples: parts.into_iter().flatten().collect(),
+        report,
+    })
+}
+
+impl MultistageBuild {
+    /// The examples of one part, in file order.
+    ///
+    /// ```
+    /// # use pgraphrag_corpora::{lamp::SplitName, multistage::MultistageBuild};
+    /// assert_eq!(MultistageBuild::default().part(SplitName::Dev).count(), 0);
+    /// ```
+    pub fn part(&self, part: SplitName) -> impl Iterator<Item = &Example> {
+        self.examples.iter().filter(move |e| e.split == part)
+    }
+
+    /// Writes `dir/examples.jsonl` ([`EXAMPLES_FILE`]) atomically (the whole file or
+    /// nothing) into the existing folder `dir`; returns its path.
+    ///
+    /// ```
+    /// # use pgraphrag_corpora::multistage::*;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let p = MultistageBuild::default().write(dir.path()).unwrap();
+    /// assert_eq!(p, dir.path().join("examples.jsonl"));
+    /// assert_eq!(read_examples(&p).unwrap(), vec![]);
+    /// ```
+    pub fn write(&self, dir: &Path) -> Result<PathBuf> {
+        let path = dir.join(EXAMPLES_FILE);
+        write_examples(&path, &self.examples)?;
+        Ok(path)
+    }
+}
+
+/// Writes examples as JSON Lines, atomically (the whole file or nothing).
+///
+/// ```
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let p = dir.path().join("e.jsonl");
+/// pgraphrag_corpora::multistage::write_examples(&p, &[]).unwrap();
+/// assert_eq!(std::fs::read_to_string(&p).unwrap(), "");
+/// ```
+pub fn write_examples(path: impl AsRef<Path>, examples: &[Example]) -> Result<()> {
+    pgraphrag_data::write_atomic(path.as_ref(), |w| {
+        for e in examples {
+            serde_json::to_writer(&mut *w, e)?;
+            w.write_all(b"\n")?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// Reads examples from JSON Lines (blank lines skipped). Errors name the file, the line and
+/// (in serde_json's message) the field.
+///
+/// ```
+/// use pgraphrag_corpora::multistage::parse_examples;
+/// let line = r#"{"id":"m2","author":"kim","split":"test","time":9,"immediate_context":"x","target":"x y","context":[]}"#;
+/// assert_eq!(parse_examples(line.as_bytes(), "e.jsonl").unwrap()[0].target, "x y");
+/// let e = parse_examples(&br#"{"id":"m2"}"#[..], "e.jsonl").unwrap_err();
+/// assert!(e.to_string().starts_with("e.jsonl: line 1: not an example: missing field `author`"), "{e}");
+/// ```
+pub fn parse_examples(r: impl std::io::BufRead, path: impl AsRef<Path>) -> Result<Vec<Example>> {
+    let path = path.as_ref();
+    let bad = |line: usize, message: String| crate::Error::ExampleLine {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let mut out = Vec::new();
+    for (i, line) in r.lines().enumerate() {
+        let line = line.map_err(|e| bad(i + 1, format!("cannot read the line ({e})")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        out.push(serde_json::from_str(&line).map_err(|e| bad(i + 1, e.to_string()))?);
+    }
+    Ok(out)
+}
+
+/// [`parse_examples`] of the file at `path`.
+///
+/// ```
+/// let e = pgraphrag_corpora::multistage::read_examples("no/such/examples.jsonl").unwrap_err();
+/// assert_eq!(e.to_string(), "cannot read no/such/examples.jsonl");
+/// ```
+pub fn read_examples(path: impl AsRef<Path>) -> Result<Vec<Example>> {
+    let path = path.as_ref();
+    let f = std::fs::File::open(path).map_err(|source| crate::Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_examples(std::io::BufReader::new(f), path)
+}
