@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use pgraphrag_corpora::lamp::{self, BuildOptions, SplitName};
 use pgraphrag_corpora::multistage::{
-    self, Example, IMMEDIATE_CONTEXT_CHARS, MultistageBuild, build_examples, document_text,
+    self, Example, MultistageBuild, build_examples,
 };
 use pgraphrag_corpora::{AuthoredDoc, Error, MailOptions, Skip};
 use proptest::prelude::*;
@@ -17,6 +17,16 @@ use proptest::prelude::*;
 /// Bodies around the 300-character rule (`é` is 2 bytes and 1 character), from a small pool
 /// (identical documents), some blank (empty documents), some with trailing space (identical
 /// after trimming); one author writes about half (the 50 cap); few distinct times (ties).
+/// The oracle of a document's text (paper l.68: title and body concatenated; the stage joins
+/// them with a newline, a blank title gives the body alone), written independently of the
+/// stage the builder calls.
+fn document_text(title: Option<&str>, text: &str) -> String {
+    match title.map(str::trim).filter(|t| !t.is_empty()) {
+        Some(t) => format!("{t}\n{text}"),
+        None => text.to_string(),
+    }
+}
+
 fn docs() -> impl Strategy<Value = Vec<AuthoredDoc>> {
     let body = prop_oneof![
         1 => Just("  ".to_string()),
@@ -80,7 +90,7 @@ fn check(docs: &[AuthoredDoc], b: &MultistageBuild) -> Result<(), TestCaseError>
         );
         prop_assert!(e.context.len() >= 2, "fewer than 2 earlier documents");
         let full = document_text(d.title.as_deref(), &d.text);
-        let want: String = full.chars().take(IMMEDIATE_CONTEXT_CHARS).collect();
+        let want: String = full.chars().take(150).collect();
         prop_assert_eq!(&e.immediate_context, &want);
         // The context: exactly the author's kept documents strictly earlier, oldest first.
         let earlier: Vec<&str> = kept_docs(docs, &e.author)

@@ -87,6 +87,56 @@ pub enum Error {
     /// The caller passed something unusable.
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// A multistage stage's model, retriever or encoder failed (the source says how).
+    #[error("multistage {stage} failed")]
+    Stage {
+        /// The stage: `ranking`, `summarization`, `synthesis`, `snippet similarity`.
+        stage: &'static str,
+        /// The underlying error.
+        #[source]
+        source: pgraphrag_core::Error,
+    },
+    /// A ranker's retriever returned an unusable ranking (an index out of range or twice, a
+    /// non-finite score).
+    #[error("multistage ranking: the retriever {0}")]
+    Ranking(String),
+    /// A snippet similarity returned unusable scores (a NaN or `+∞`, or the wrong number).
+    #[error("summary weak label: {0}")]
+    Similarity(String),
+    /// Author-distinction pairs cannot be drawn from the eligible documents.
+    #[error("author distinction: {0}")]
+    AuthorPairs(String),
+    /// Something about one multistage example failed (the source says what).
+    #[error("example {id:?}")]
+    Example {
+        /// The example's id.
+        id: String,
+        /// What failed.
+        #[source]
+        source: Box<Error>,
+    },
+    /// Writing a training-records file failed (the source names the file).
+    #[error("writing the training records")]
+    WriteRecords {
+        /// The write error.
+        #[source]
+        source: pgraphrag_data::Error,
+    },
+}
+
+impl Error {
+    /// This error, about the multistage example `id`.
+    ///
+    /// ```
+    /// let e = pgraphrag_stages::Error::InvalidInput("empty".into()).for_example("m/1");
+    /// assert_eq!(e.to_string(), "example \"m/1\"");
+    /// ```
+    pub fn for_example(self, id: impl Into<String>) -> Error {
+        Error::Example {
+            id: id.into(),
+            source: Box::new(self),
+        }
+    }
 }
 
 /// `Result` with [`Error`].

@@ -1,7 +1,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 //! # pgraphrag-stages
 //!
-//! Pipeline stages that run before retrieval-augmented generation. Today: the offline,
+//! Pipeline stages that run before retrieval-augmented generation: the offline,
 //! task-aware user summaries of summary-augmented LaMP (Richardson et al., 2023,
 //! arXiv 2310.20081), whose downstream input is `x̄ = φp(x, R(φq(x), P_u, k), s_u)` with
 //! `s_u = LLM(P_u)` generated offline and stored beside the user data.
@@ -15,9 +15,12 @@
 //! | [`fit_entries`] | the fitting rule: whole entries in priority order within `context − max_new_tokens − reserve` tokens ([`fit`]) |
 //! | [`SummaryStore`] | SQLite (via `pgraphrag-store`), keyed by user, profile hash, model id and version; `get`, `put`, `missing`, `export_jsonl` |
 //! | [`SummarizeJob`] | the resumable offline job: only what is missing or changed, each summary committed as it finishes |
+//! | [`multistage`] | the multistage personalized writing pipeline (Li et al., 2023, arXiv 2308.07968): immediate context, ranking (`RankDocBM25`, `RankDocDense`, `RankSnippet`, `RankDocBySnpt`, `RecentDoc`) cut at 2,500 characters, summarization and synthesis stages with their weak labels, the generation input, author-distinction pairs, `{prompt, target}` training records |
 //!
-//! It depends on `pgraphrag-core`, `-data` and `-store` only: no model is needed to read the
-//! store. `pgraphrag-llm`'s `LlmTokenizer` implements [`TokenCounter`](pgraphrag_core::TokenCounter).
+//! The summaries depend on `pgraphrag-core`, `-data` and `-store` only: no model is needed to
+//! read the store. The multistage stages add `pgraphrag-text` (tokenizers, snippets, CPython's
+//! random), `pgraphrag-retrieval` (BM25; with the default feature `dense`, the snippet and dense
+//! rankers) and `pgraphrag-metrics` (its WordNet reader). `pgraphrag-llm`'s `LlmTokenizer` implements [`TokenCounter`](pgraphrag_core::TokenCounter).
 //! See `docs/stages.md` for the whole picture.
 //!
 //! ```
@@ -51,6 +54,7 @@
 mod error;
 pub mod fit;
 mod job;
+pub mod multistage;
 pub mod profile;
 pub mod prompt;
 mod store;

@@ -17,13 +17,14 @@
 //!   rule (over 300 characters) and the de-duplication read the body too, exactly as LaMP-6
 //!   on the same corpus does.
 //! * `immediate_context` is `FirstKCharacters(title + body)` with K = 150 (l.67–68), counted in
-//!   Unicode scalar values. The paper concatenates the title and the body without naming a
-//!   separator; here they are joined by [`TITLE_SEPARATOR`] (`"\n"`) so that the title's last
-//!   word and the body's first word stay two words for a retriever ([`document_text`]). A
-//!   document without a title (or with a blank one) contributes its body alone.
+//!   Unicode scalar values: the stage itself, `pgraphrag_stages::multistage::FirstKCharacters::paper()`.
+//!   The paper concatenates the title and the body without naming a separator; the stage joins
+//!   them with one newline so that the title's last word and the body's first word stay two
+//!   words for a retriever. A document without a title (or with a blank one) contributes its
+//!   body alone.
 //! * `context` is the author's documents strictly earlier in time than the target (l.45: "in
 //!   the past at the time of writing"; a document at the same time is never context), oldest
-//!   first, each as [`document_text`] (title and body, l.68).
+//!   first, each as `FirstKCharacters::full_text` (title and body, l.68).
 //!
 //! ```
 //! use pgraphrag_corpora::{AuthoredDoc, lamp::BuildOptions, multistage};
@@ -43,27 +44,14 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use pgraphrag_stages::multistage::{FirstKCharacters, ImmediateContext};
+
 use crate::lamp::{self, BuildOptions, SplitName};
 use crate::{AuthoredDoc, Report, Result, Skip};
 
 mod stats;
 
 pub use stats::{ExampleStats, TABLE1_HEADER};
-
-/// K of `FirstKCharacters`: the immediate context's length in characters (paper l.68).
-///
-/// ```
-/// assert_eq!(pgraphrag_corpora::multistage::IMMEDIATE_CONTEXT_CHARS, 150);
-/// ```
-pub const IMMEDIATE_CONTEXT_CHARS: usize = 150;
-
-/// What joins a title and a body into a document's text (the paper names none, l.68).
-///
-/// ```
-/// use pgraphrag_corpora::multistage::{document_text, TITLE_SEPARATOR};
-/// assert_eq!(document_text(Some("T"), "b"), format!("T{TITLE_SEPARATOR}b"));
-/// ```
-pub const TITLE_SEPARATOR: &str = "\n";
 
 /// The file [`MultistageBuild::write`] writes into its folder.
 ///
@@ -85,7 +73,7 @@ pub struct ContextDoc {
     pub doc_id: String,
     /// When it was written (the corpus's `time`).
     pub time: i64,
-    /// Its title and body, as [`document_text`].
+    /// Its title and body (`FirstKCharacters::full_text`).
     pub text: String,
 }
 
@@ -112,29 +100,12 @@ pub struct Example {
     pub split: SplitName,
     /// When the current document was written.
     pub time: i64,
-    /// `x_t`: the first [`IMMEDIATE_CONTEXT_CHARS`] characters of title and body.
+    /// `x_t`: the first 150 characters of title and body (`FirstKCharacters::paper()`).
     pub immediate_context: String,
     /// `d_t`: the current document's body, whole (its start included).
     pub target: String,
     /// `D_t`: the author's strictly earlier documents, oldest first.
     pub context: Vec<ContextDoc>,
-}
-
-/// A document's text as the paper reads it: "if a document has a title, we concatenate the
-/// title and the body" (l.68), here joined by [`TITLE_SEPARATOR`]. A missing or blank title
-/// gives the body alone; the title is trimmed, the body kept as written.
-///
-/// ```
-/// use pgraphrag_corpora::multistage::document_text;
-/// assert_eq!(document_text(Some(" Lunch? "), "At noon."), "Lunch?\nAt noon.");
-/// assert_eq!(document_text(Some("  "), "At noon."), "At noon.");
-/// assert_eq!(document_text(None, "At noon."), "At noon.");
-/// ```
-pub fn document_text(title: Option<&str>, text: &str) -> String {
-    match title.map(str::trim).filter(|t| !t.is_empty()) {
-        Some(t) => format!("{t}{TITLE_SEPARATOR}{text}"),
-        None => text.to_string(),
-    }
 }
 
 /// The examples of a corpus and what became of every document.
@@ -189,6 +160,7 @@ pub fn build_examples(docs: &[AuthoredDoc], opts: &BuildOptions) -> Result<Multi
         .collect();
     let selected = lamp::select(usable, opts, &mut report)?;
     let mut parts: [Vec<Example>; 3] = Default::default();
+    let first_k = FirstKCharacters::paper();
     for s in selected {
         let part = &mut parts[match s.part {
             SplitName::Train => 0,
@@ -197,13 +169,12 @@ pub fn build_examples(docs: &[AuthoredDoc], opts: &BuildOptions) -> Result<Multi
         }];
         for t in &s.targets {
             let d = s.docs[t.index];
-            let full = document_text(d.title.as_deref(), &d.text);
             let context = s.docs[t.profile.clone()]
                 .iter()
                 .map(|p| ContextDoc {
                     doc_id: p.doc_id.clone(),
                     time: p.time,
-                    text: document_text(p.title.as_deref(), &p.text),
+                    text: first_k.full_text(p.title.as_deref(), &p.text),
                 })
                 .collect();
             part.push(Example {
@@ -211,8 +182,7 @@ pub fn build_examples(docs: &[AuthoredDoc], opts: &BuildOptions) -> Result<Multi
                 author: s.author.clone(),
                 split: s.part,
                 time: d.time,
-                immediate_context: pgraphrag_text::first_k_chars(&full, IMMEDIATE_CONTEXT_CHARS)
-                    .to_string(),
+                immediate_context: first_k.context(d.title.as_deref(), &d.text),
                 target: d.text.clone(),
                 context,
             });

@@ -1,0 +1,129 @@
+//! The stages of the multistage personalized writing pipeline (Li et al., 2023, "Teach LLMs to
+//! Personalize", arXiv 2308.07968; `shared/papers/multistage-writing.txt`, cited by line):
+//! immediate context → ranking of the author's past documents → summarization → synthesis →
+//! generation input, plus the multitask author-distinction pairs and the weak labels that train
+//! the summarization and synthesis models, written out as `{prompt, target}` records.
+//!
+//! | stage | trait | implementations |
+//! |---|---|---|
+//! | immediate context `x_t` (l.67–68) | [`ImmediateContext`] | [`FirstKCharacters`] (K = 150 over title + body) |
+//! | ranking `E_t` (l.78–90, 200) | [`ContextRanker`] (+ [`ContextCut`]: joined, cut at 2,500 characters) | [`RankDocBM25`], [`RecentDoc`], any [`RankDocs`]; with the default feature `dense`: `RankDocDense`, `RankSnippet`, `RankDocBySnpt` |
+//! | summarization (l.96–106) | [`ContextSummarizer`] | [`LlmContextStage`] over any [`Summarizer`](crate::Summarizer) (e.g. [`LlmSummarizer`](crate::LlmSummarizer)); weak label [`summary_weak_label`] over any [`SnippetSimilarity`] |
+//! | synthesis (l.116–130) | [`Synthesizer`] | [`Keywords`] (context independent), [`LlmSynthesizer`]; weak label [`synthesis_weak_label`] with [`Synonyms`] (WordNet) and [`WordVectors`] |
+//! | generation input (l.138–148) | [`InputFormat`] | [`PaperFormat`] |
+//! | author distinction (l.144–150, 182) | — | [`author_pairs`] |
+//! | training data | — | [`TrainingRecord`], [`write_jsonl`] |
+//!
+//! Every stage works on plain strings and [`PastDoc`]s (`{doc_id, time, text}`, the shape of the
+//! `context` entries of the corpus builder's multistage JSON lines), so each one composes without
+//! the others. Every choice the paper leaves open is documented on the item that makes it and in
+//! `docs/multistage_stages.md`.
+//!
+//! ```
+//! use pgraphrag_stages::multistage::{
+//!     ContextCut, ContextRanker, FirstKCharacters, ImmediateContext, InputFormat, PaperFormat,
+//!     PastDoc, RecentDoc, Sections,
+//! };
+//! let past = vec![
+//!     PastDoc::new("d1", 10, "Older post about tea."),
+//!     PastDoc::new("d2", 20, "Newer post about coffee."),
+//! ];
+//! let x = FirstKCharacters::paper().context(Some("Morning"), "I had coffee again today and ...");
+//! let ranked = RecentDoc.ranked_context(&x, &past, &ContextCut::paper()).unwrap();
+//! assert_eq!(ranked.text, "Newer post about coffee.\n\nOlder post about tea.");
+//! let input = PaperFormat.generation(&Sections {
+//!     passage_start: Some(&x),
+//!     past_passages: Some(&ranked.text),
+//!     ..Sections::default()
+//! });
+//! assert!(input.starts_with("Finish the passage in the user voice\n\npassage start: Morning\nI had coffee"));
+//! ```
+
+mod author;
+mod context;
+mod entries;
+mod generation;
+mod ranking;
+mod recent;
+mod stopwords;
+mod summary;
+mod summary_label;
+mod synthesis;
+mod synthesis_label;
+mod training;
+mod words;
+
+use serde::{Deserialize, Serialize};
+
+pub use author::{AuthorDoc, AuthorPair, AuthorPairs, author_pairs};
+pub use context::{FirstKCharacters, ImmediateContext, PAPER_K};
+pub use entries::{ContextCut, LastEntry, PAPER_MAX_CHARS, RankedContext};
+pub use generation::{
+    AUTHOR_INSTRUCTION, GENERATION_INSTRUCTION, InputFormat, PaperFormat, SECTION_SEPARATOR,
+    Sections, label_text,
+};
+pub use ranking::{ContextRanker, PastEntry, RankDocBM25, RankDocs};
+#[cfg(feature = "dense")]
+#[cfg_attr(docsrs, doc(cfg(feature = "dense")))]
+pub use ranking::{RankDocBySnpt, RankDocDense, RankSnippet};
+pub use recent::{RecentDoc, recency_order};
+pub use stopwords::{NLTK_ENGLISH_STOPWORDS, Stopwords, TREEBANK_STOPWORDS};
+pub use summary::{
+    ContextMode, ContextSummarizer, LlmContextStage, SUMMARY_DEPENDENT, SUMMARY_INDEPENDENT,
+    SYNTHESIS_DEPENDENT, stage_entries, stage_prompt, synthesis_prompt,
+};
+pub use summary_label::{
+    RetrieverSimilarity, SnippetSimilarity, SummaryWeakLabel, gold_snippets, summary_weak_label,
+};
+pub use synthesis::{Keywords, LlmSynthesizer, Synthesizer, WORD_JOINER, join_words, parse_words};
+pub use synthesis_label::{
+    GLOVE_MAX_DISTANCE, NoSynonyms, NoVectors, Synonyms, SynthesisWeakLabel, WordMatcher,
+    WordVectors, synthesis_weak_label,
+};
+pub use training::{
+    RecordTask, TrainingInputs, TrainingRecord, author_record, training_records, write_jsonl,
+    write_jsonl_to,
+};
+pub use words::{Idf, IdfFormula, IdfScope, PAPER_MIN_IDF, ResolvedFilter, WordFilter, words};
+
+/// The paper's minimum snippet length in characters (l.72): sentences are appended until a
+/// snippet has at least this many characters or the document ends. The same constant as
+/// `pgraphrag_retrieval::dense::SNIPPET_MIN_CHARS` (re-exported from there with the `dense`
+/// feature).
+#[cfg(feature = "dense")]
+pub use pgraphrag_retrieval::dense::SNIPPET_MIN_CHARS;
+/// The paper's minimum snippet length in characters (l.72): sentences are appended until a
+/// snippet has at least this many characters or the document ends (the value of
+/// `pgraphrag_retrieval::dense::SNIPPET_MIN_CHARS`, which needs the `dense` feature).
+#[cfg(not(feature = "dense"))]
+pub const SNIPPET_MIN_CHARS: usize = 250;
+
+/// One of the author's past documents `d_i ∈ D_t`: an id, a time (unix seconds; only its order
+/// matters, for [`RecentDoc`] and for ties) and its text (title and body as the corpus builder
+/// wrote them). Serialises as `{"doc_id", "time", "text"}`, the builder's `context` entries.
+///
+/// ```
+/// let d: pgraphrag_stages::multistage::PastDoc =
+///     serde_json::from_str(r#"{"doc_id":"m/1","time":1030015585,"text":"Hi all"}"#).unwrap();
+/// assert_eq!((d.doc_id.as_str(), d.time), ("m/1", 1030015585));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PastDoc {
+    /// The document's id.
+    pub doc_id: String,
+    /// When it was written (unix seconds).
+    pub time: i64,
+    /// Its text.
+    pub text: String,
+}
+
+impl PastDoc {
+    /// A past document.
+    pub fn new(doc_id: impl Into<String>, time: i64, text: impl Into<String>) -> PastDoc {
+        PastDoc {
+            doc_id: doc_id.into(),
+            time,
+            text: text.into(),
+        }
+    }
+}

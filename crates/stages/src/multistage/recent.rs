@@ -1,0 +1,87 @@
+//! `RecentDoc` (paper l.200): the recency baseline, and the recency order every ranker hands
+//! its retriever.
+use super::PastDoc;
+use super::entries::{ContextCut, RankedContext};
+use super::ranking::{ContextRanker, PastEntry, whole};
+use crate::Result;
+
+/// Indices of `past`, most recent first (`time` descending); documents with equal times keep
+/// their order in `past`.
+///
+/// ```
+/// use pgraphrag_stages::multistage::{PastDoc, recency_order};
+/// let past = [PastDoc::new("a", 5, ""), PastDoc::new("b", 9, ""), PastDoc::new("c", 5, "")];
+/// assert_eq!(recency_order(&past), [1, 0, 2]);
+/// ```
+pub fn recency_order(past: &[PastDoc]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..past.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(past[i].time));
+    order
+}
+
+/// `RecentDoc` (l.200): the most recent past documents first, unscored.
+///
+/// Its [`ContextRanker::ranked_context`] stops reading documents once the cut is full.
+///
+/// ```
+/// use pgraphrag_stages::multistage::{ContextRanker, PastDoc, RecentDoc};
+/// let past = [PastDoc::new("a", 1, "old"), PastDoc::new("b", 2, "new")];
+/// let e = RecentDoc.rank("anything", &past).unwrap();
+/// assert_eq!((e[0].text.as_str(), e[0].score), ("new", None));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecentDoc;
+
+impl ContextRanker for RecentDoc {
+    fn rank(&self, _context: &str, past: &[PastDoc]) -> Result<Vec<PastEntry>> {
+        Ok(recency_order(past)
+            .into_iter()
+            .map(|i| whole(past, i, None))
+            .collect())
+    }
+
+    fn ranked_context(
+        &self,
+        _context: &str,
+        past: &[PastDoc],
+        cut: &ContextCut,
+    ) -> Result<RankedContext> {
+        // Only as many documents as can contribute a character (the cut never reads further).
+        let mut room = cut.max_chars;
+        let mut entries = Vec::new();
+        for i in recency_order(past) {
+            if room == 0 {
+                break;
+            }
+            let n = past[i].text.chars().count();
+            if n > 0 {
+                room = room.saturating_sub(n + cut.joiner.chars().count());
+            }
+            entries.push(whole(past, i, None));
+        }
+        let mut ranked = cut.apply(entries);
+        // Count the documents never read as dropped too, as the plain cut would.
+        ranked.dropped = past.iter().filter(|d| !d.text.is_empty()).count() - ranked.entries.len();
+        Ok(ranked)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_doc_fast_path_matches_the_plain_cut() {
+        let past: Vec<PastDoc> = (0..50)
+            .map(|i| PastDoc::new(format!("d{i}"), i, "x".repeat(97 + i as usize)))
+            .collect();
+        for max in [0, 1, 97, 98, 99, 250, 2500, 100_000] {
+            let cut = ContextCut::new(max);
+            assert_eq!(
+                RecentDoc.ranked_context("", &past, &cut).unwrap(),
+                cut.apply(RecentDoc.rank("", &past).unwrap()),
+                "max {max}"
+            );
+        }
+    }
+}

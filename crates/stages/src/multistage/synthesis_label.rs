@@ -1,0 +1,270 @@
+//! The weak label of the context-dependent synthesis (paper l.120–130): words of the ranked
+//! entries that match words of the gold document.
+use std::collections::HashMap;
+
+use pgraphrag_metrics::wordnet::WordNet;
+
+use super::PastDoc;
+use super::synthesis::join_words;
+use super::words::{WordFilter, words};
+use crate::{Error, Result};
+
+/// The paper's word-vector distance: two words are similar when their (uncased, Common Crawl)
+/// GloVe vectors are less than 4 apart in Euclidean distance (l.128). This number belongs to
+/// GloVe's scale: **recalibrate it for any other vector source** (normalised vectors, for one,
+/// are never more than 2 apart).
+pub const GLOVE_MAX_DISTANCE: f64 = 4.0;
+
+/// Whether two words are synonyms (l.126: "synonyms as defined in WordNet").
+pub trait Synonyms {
+    /// Whether `a` and `b` (lowercase [`words`]) are synonyms.
+    fn are_synonyms(&self, a: &str, b: &str) -> bool;
+}
+
+impl<T: Synonyms + ?Sized> Synonyms for &T {
+    fn are_synonyms(&self, a: &str, b: &str) -> bool {
+        (**self).are_synonyms(a, b)
+    }
+}
+
+/// No synonyms: only identical words (and close vectors) match.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoSynonyms;
+
+impl Synonyms for NoSynonyms {
+    fn are_synonyms(&self, _a: &str, _b: &str) -> bool {
+        false
+    }
+}
+
+/// WordNet 3.0 through the workspace's reader (the one METEOR uses): `a` and `b` are synonyms
+/// when one is a lemma name of a synset of the other ([`WordNet::meteor_synonyms`]: nltk's
+/// `synsets(word)` over every part of speech, with morphy, lemma names without `_`), compared
+/// case-insensitively, in either direction. Inflections of one lemma therefore match too
+/// (`novels` and `novel`).
+impl Synonyms for WordNet {
+    fn are_synonyms(&self, a: &str, b: &str) -> bool {
+        let has = |names: &[String], w: &str| names.iter().any(|n| n.to_lowercase() == w);
+        has(&self.meteor_synonyms(a), b) || has(&self.meteor_synonyms(b), a)
+    }
+}
+
+/// Word vectors, e.g. GloVe (l.128). None are shipped: GloVe cannot be installed here, so a
+/// caller brings its own source. Without one ([`NoVectors`]) only identical words and WordNet
+/// synonyms match.
+pub trait WordVectors {
+    /// The vector of `word` (a lowercase [`words`] token), if the source has one.
+    fn vector(&self, word: &str) -> Option<&[f32]>;
+}
+
+impl<T: WordVectors + ?Sized> WordVectors for &T {
+    fn vector(&self, word: &str) -> Option<&[f32]> {
+        (**self).vector(word)
+    }
+}
+
+/// Vectors in a map (a loaded GloVe text file, or hand-made ones).
+impl WordVectors for HashMap<String, Vec<f32>> {
+    fn vector(&self, word: &str) -> Option<&[f32]> {
+        self.get(word).map(Vec::as_slice)
+    }
+}
+
+/// No vectors.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoVectors;
+
+impl WordVectors for NoVectors {
+    fn vector(&self, _word: &str) -> Option<&[f32]> {
+        None
+    }
+}
+
+/// When a gold word and a context word are similar (l.122–128): identical, WordNet synonyms,
+/// or vectors closer than `max_distance` (Euclidean, computed in f64; a word without a vector
+/// matches by the first two rules only).
+///
+/// ```
+/// use std::collections::HashMap;
+/// use pgraphrag_stages::multistage::{NoSynonyms, Synonyms, WordMatcher};
+/// struct Pairs;
+/// impl Synonyms for Pairs {
+///     fn are_synonyms(&self, a: &str, b: &str) -> bool { (a, b) == ("film", "movie") || (a, b) == ("movie", "film") }
+/// }
+/// let vectors: HashMap<String, Vec<f32>> =
+///     [("tea".to_string(), vec![0.0, 0.0]), ("chai".to_string(), vec![3.0, 2.0])].into();
+/// let m = WordMatcher::new().synonyms(&Pairs).vectors(&vectors, 4.0);
+/// assert!(m.matches("film", "movie").unwrap());
+/// assert!(m.matches("tea", "chai").unwrap()); // √13 ≈ 3.61 < 4
+/// assert!(!WordMatcher::new().matches("tea", "chai").unwrap());
+/// ```
+#[derive(Clone, Copy)]
+pub struct WordMatcher<'a> {
+    synonyms: &'a dyn Synonyms,
+    vectors: &'a dyn WordVectors,
+    max_distance: f64,
+}
+
+impl std::fmt::Debug for WordMatcher<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WordMatcher")
+            .field("max_distance", &self.max_distance)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for WordMatcher<'_> {
+    /// [`WordMatcher::new`].
+    fn default() -> Self {
+        WordMatcher::new()
+    }
+}
+
+impl<'a> WordMatcher<'a> {
+    /// Identical words only.
+    pub fn new() -> WordMatcher<'a> {
+        WordMatcher {
+            synonyms: &NoSynonyms,
+            vectors: &NoVectors,
+            max_distance: GLOVE_MAX_DISTANCE,
+        }
+    }
+
+    /// Synonyms from `synonyms` (e.g. a [`WordNet`]) match too.
+    pub fn synonyms(mut self, synonyms: &'a dyn Synonyms) -> WordMatcher<'a> {
+        self.synonyms = synonyms;
+        self
+    }
+
+    /// Words whose `vectors` are less than `max_distance` apart match too
+    /// ([`GLOVE_MAX_DISTANCE`] for GloVe).
+    pub fn vectors(mut self, vectors: &'a dyn WordVectors, max_distance: f64) -> WordMatcher<'a> {
+        self.vectors = vectors;
+        self.max_distance = max_distance;
+        self
+    }
+
+    /// Whether `a` and `b` match. Vectors of different lengths are an
+    /// [`Error::InvalidInput`] naming both words.
+    pub fn matches(&self, a: &str, b: &str) -> Result<bool> {
+        if a == b || self.synonyms.are_synonyms(a, b) {
+            return Ok(true);
+        }
+        let (Some(u), Some(v)) = (self.vectors.vector(a), self.vectors.vector(b)) else {
+            return Ok(false);
+        };
+        if u.len() != v.len() {
+            return Err(Error::InvalidInput(format!(
+                "the word vectors of {a:?} ({} values) and {b:?} ({} values) differ in length",
+                u.len(),
+                v.len()
+            )));
+        }
+        let d2: f64 = u
+            .iter()
+            .zip(v)
+            .map(|(x, y)| (*x as f64 - *y as f64).powi(2))
+            .sum();
+        Ok(d2.sqrt() < self.max_distance)
+    }
+}
+
+/// The synthesis weak label `Join(T_t)` with each word's selection count and IDF.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SynthesisWeakLabel {
+    /// `(word, times selected, idf)`, in label order.
+    pub words: Vec<(String, usize, f64)>,
+    /// The words joined with [`super::WORD_JOINER`].
+    pub text: String,
+}
+
+/// The context-dependent synthesis's weak label (l.122–130), exactly:
+///
+/// 1. **source words** `w_ti`: the [`words`] of the gold document, each occurrence; **target
+///    words** `v_tj`: the distinct [`words`] of the ranked entries' string `ranked`. Stopwords
+///    and words with IDF below the floor are skipped on both sides (`filter`, l.122);
+/// 2. every (source occurrence, target word) pair that [`WordMatcher::matches`] selects the
+///    target word once: a target word's **count** is the number of gold-word occurrences it
+///    matched (repeats in `ranked` add nothing; a gold word used three times counts three);
+/// 3. selected words are sorted by count, descending, then IDF, descending, then first
+///    occurrence in `ranked`; `max_words` (none by default: the paper sets no limit) keeps
+///    the first ones;
+/// 4. `Join(T_t)`: [`super::join_words`].
+///
+/// `past` is read only by an [`super::IdfScope::PastDocuments`] filter.
+///
+/// ```
+/// use pgraphrag_stages::multistage::{Idf, WordFilter, WordMatcher, synthesis_weak_label};
+/// let idf = Idf::from_documents(["tea", "scones", "jam", "lake", "x", "y", "z", "w"]).unwrap();
+/// let gold = "Tea and scones, then more tea.";
+/// let ranked = "We had scones by the lake. Tea was cold.";
+/// let l = synthesis_weak_label(gold, ranked, &[], &WordFilter::paper(&idf), &WordMatcher::new(), None).unwrap();
+/// assert_eq!(l.text, "tea, scones");
+/// assert_eq!((l.words[0].1, l.words[1].1), (2, 1));
+/// ```
+pub fn synthesis_weak_label(
+    gold: &str,
+    ranked: &str,
+    past: &[PastDoc],
+    filter: &WordFilter<'_>,
+    matcher: &WordMatcher<'_>,
+    max_words: Option<usize>,
+) -> Result<SynthesisWeakLabel> {
+    let filter = filter.resolve(past)?;
+    // Source words: occurrences per distinct word.
+    let mut sources: Vec<(String, usize)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    for w in words(gold) {
+        if filter.keep(&w).is_none() {
+            continue;
+        }
+        match at.get(&w) {
+            Some(&i) => sources[i].1 += 1,
+            None => {
+                at.insert(w.clone(), sources.len());
+                sources.push((w, 1));
+            }
+        }
+    }
+    // Target words: distinct, in first-occurrence order, with their IDF.
+    let mut targets: Vec<(String, f64)> = Vec::new();
+    for w in words(ranked) {
+        if targets.iter().any(|(t, _)| *t == w) {
+            continue;
+        }
+        if let Some(idf) = filter.keep(&w) {
+            targets.push((w, idf));
+        }
+    }
+    let mut counts = vec![0usize; targets.len()];
+    for (s, n) in &sources {
+        for (j, (t, _)) in targets.iter().enumerate() {
+            if matcher.matches(s, t)? {
+                counts[j] += n;
+            }
+        }
+    }
+    let mut picked: Vec<(usize, usize)> = counts
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c > 0)
+        .map(|(j, c)| (j, *c))
+        .collect();
+    picked.sort_by(|a, b| {
+        b.1.cmp(&a.1)
+            .then(targets[b.0].1.total_cmp(&targets[a.0].1))
+            .then(a.0.cmp(&b.0))
+    });
+    if let Some(m) = max_words {
+        picked.truncate(m);
+    }
+    let words: Vec<(String, usize, f64)> = picked
+        .into_iter()
+        .map(|(j, c)| (targets[j].0.clone(), c, targets[j].1))
+        .collect();
+    let names: Vec<String> = words.iter().map(|(w, _, _)| w.clone()).collect();
+    Ok(SynthesisWeakLabel {
+        text: join_words(&names),
+        words,
+    })
+}
