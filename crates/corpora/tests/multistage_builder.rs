@@ -8,9 +8,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 
 use pgraphrag_corpora::lamp::{self, BuildOptions, SplitName};
-use pgraphrag_corpora::multistage::{
-    self, Example, MultistageBuild, build_examples,
-};
+use pgraphrag_corpora::multistage::{self, Example, MultistageBuild, build_examples};
 use pgraphrag_corpora::{AuthoredDoc, Error, MailOptions, Skip};
 use proptest::prelude::*;
 
