@@ -14,9 +14,10 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// Every example of the workspace: (package, example name).
-const EXAMPLES: [(&str, &str); 12] = [
+const EXAMPLES: [(&str, &str); 13] = [
     ("pgraphrag-examples", "pgraphrag"),
     ("pgraphrag-examples", "lamp_summary"),
+    ("pgraphrag-examples", "multistage_writing"),
     ("pgraphrag-examples", "compose_your_own"),
     ("pgraphrag-examples", "dense_retrieval"),
     ("pgraphrag-examples", "metrics"),
@@ -386,6 +387,46 @@ fn lamp_summary_runs_the_table3_grid_on_two_users() {
         // MAE of ratings 1-5 lies in [0, 4].
         let mae: f64 = cells[4].split(' ').next().unwrap().parse().unwrap();
         assert!((0.0..=4.0).contains(&mae), "{r}");
+    }
+}
+
+#[test]
+fn multistage_writing_runs_two_cells_on_real_reviews() {
+    let split = split("gap_dev");
+    let model = smollm();
+    let out = run(
+        "pgraphrag-examples",
+        "multistage_writing",
+        &[
+            split.to_str().unwrap(),
+            "--examples",
+            "2",
+            "--model",
+            model.to_str().unwrap(),
+        ],
+        &[],
+    );
+    // gap_dev: one reviewer qualifies, with 23 examples (docs/multistage.md).
+    assert!(out.starts_with("23 examples from "), "{out}");
+    assert!(out.contains("ranked entries kept"), "{out}");
+    for cell in ["ImmedCtx", "RankDocBM25"] {
+        let row = out
+            .lines()
+            .find(|l| l.starts_with(&format!("| {cell} | 2 |")))
+            .unwrap_or_else(|| panic!("no {cell} row:\n{out}"));
+        // ROUGE-1 in %: the fourth cell, "value [low, high]".
+        let r1: f64 = row
+            .split('|')
+            .nth(4)
+            .unwrap()
+            .trim()
+            .split(' ')
+            .next()
+            .unwrap()
+            .trim_end_matches(['*', '†'])
+            .parse()
+            .unwrap();
+        assert!((0.0..=100.0).contains(&r1), "{row}");
     }
 }
 

@@ -15,6 +15,8 @@ mod lamp_cmd;
 mod lamp_grid_cmd;
 mod metrics_cmd;
 mod multistage_cmd;
+mod multistage_export;
+mod multistage_run;
 mod plot_cmd;
 mod progress;
 mod rank_cmd;
@@ -45,7 +47,7 @@ enum Command {
     Plot(plot_cmd::Args),
     /// Convert real authored-text corpora and build LaMP-format tasks from them.
     Corpus(corpus_cmd::Args),
-    /// The multistage writing paper: build its examples from a corpus.
+    /// The multistage writing paper: build its examples, run its Table 2 grid, export training data.
     Multistage(multistage_cmd::Args),
     /// Summarise each LaMP user's profile offline (summary-augmented LaMP) into a summary store.
     Summarize(summarize_cmd::Args),

@@ -22,6 +22,10 @@ pub struct Args {
 pub enum MultistageCmd {
     /// Build the paper's examples (immediate context, target, earlier documents) from a corpus.
     Build(BuildArgs),
+    /// Run the paper's Table 2 grid zero-shot with a local model: BLEU, ROUGE, paired t-tests.
+    Run(crate::multistage_run::RunArgs),
+    /// Export the training records (weak labels, generation, author pairs) as JSON lines.
+    Export(crate::multistage_export::ExportArgs),
 }
 
 /// Arguments of `pgraphrag multistage build`.
@@ -45,6 +49,8 @@ pub struct BuildArgs {
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         MultistageCmd::Build(a) => build(a),
+        MultistageCmd::Run(a) => crate::multistage_run::run(a),
+        MultistageCmd::Export(a) => crate::multistage_export::run(a),
     }
 }
 

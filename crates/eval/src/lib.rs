@@ -29,6 +29,9 @@
 //! * [`cold_start`]: beyond the papers, summaries of the target item's other reviews in the
 //!   PGraphRAG prompt for users without history (`isum_` cells), against `both_k4`.
 //!
+//! * [`multistage`]: the multistage writing paper's Table 2 grid (zero-shot cells, BLEU and
+//!   ROUGE with intervals and paired t-tests) and its training-data export.
+//!
 //! The `pgraphrag bench` command wires these to a split, BM25 ranking, a model and the
 //! metrics; see `docs/bench.md`.
 #![deny(missing_docs)]
@@ -39,6 +42,7 @@ mod error;
 mod grid;
 pub mod lamp;
 pub mod lamp_grid;
+pub mod multistage;
 mod output;
 mod plot;
 pub mod rank;
