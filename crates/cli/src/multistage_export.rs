@@ -18,8 +18,8 @@ use pgraphrag_eval::multistage::{
 };
 use pgraphrag_retrieval::dense::DenseRetriever;
 use pgraphrag_stages::multistage::{
-    ContextRanker, Keywords, RankDocBM25, RankDocBySnpt, RankDocs, RankSnippet, RecentDoc,
-    RetrieverSimilarity, WordFilter, WordMatcher, write_jsonl,
+    ContextRanker, DenseSimilarity, Keywords, RankDocBM25, RankDocBySnpt, RankDocs, RankSnippet,
+    RecentDoc, WordFilter, WordMatcher, write_jsonl,
 };
 use serde_json::json;
 
@@ -87,7 +87,7 @@ pub fn run(a: ExportArgs) -> anyhow::Result<()> {
     let idf_seconds = t.elapsed().as_secs_f64();
 
     let rankers = Rankers::new(Some(&dense));
-    let similarity = RetrieverSimilarity(&dense);
+    let similarity = DenseSimilarity(&dense);
     let mut preparer = Preparer::new(rankers.pick(&[ranker])?)
         .with_summary_label(SummaryLabeler::new(ranker, &similarity))
         .with_synthesis_label(SynthesisLabeler::new(

@@ -21,8 +21,8 @@ use pgraphrag_eval::multistage::{
 use pgraphrag_eval::{CachedGenerator, GenerationCache, write_atomic};
 use pgraphrag_llm::{GgufModel, GgufOptions};
 use pgraphrag_stages::multistage::{
-    ContextMode, Keywords, LlmContextStage, RetrieverSimilarity, WordFilter, WordMatcher,
-    stage_prompt, synthesis_prompt,
+    ContextMode, DenseSimilarity, Keywords, LlmContextStage, WordFilter, WordMatcher, stage_prompt,
+    synthesis_prompt,
 };
 use pgraphrag_stages::{Budget, LlmSummarizer};
 use serde_json::json;
@@ -233,7 +233,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     if let (true, Some(idf)) = (grid.needs_keywords(), &idf) {
         preparer = preparer.with_keywords(Keywords::new(WordFilter::paper(idf)));
     }
-    let similarity = dense.as_ref().map(RetrieverSimilarity);
+    let similarity = dense.as_ref().map(DenseSimilarity);
     if let (true, Some(sim), Some(idf), Some(wn)) = (a.labels, &similarity, &idf, wordnet) {
         preparer = preparer
             .with_summary_label(SummaryLabeler::new(label_ranker, sim))

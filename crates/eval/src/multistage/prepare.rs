@@ -107,7 +107,7 @@ pub fn train_idf(examples: &[Example]) -> Result<Idf> {
 
 /// The summary weak label's settings (l.104–106): the gold is the target's snippets, the
 /// candidates the snippets of `ranker`'s entries ([`RankedContext::snippets`]), scored by
-/// `similarity` (the paper reuses the dense retriever's embeddings: `RetrieverSimilarity(&dense)`,
+/// `similarity` (the paper reuses the dense retriever's embeddings: `DenseSimilarity(&dense)`,
 /// cosine with MiniLM here), joined by `joiner` (one space).
 #[derive(Clone, Copy)]
 pub struct SummaryLabeler<'a> {

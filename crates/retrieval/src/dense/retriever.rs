@@ -465,6 +465,31 @@ impl<E: Encoder> DenseRetriever<E> {
     }
 }
 
+impl<E: Encoder> DenseRetriever<E> {
+    /// Scores every document against every query: one row per query, in document order.
+    /// Each text is embedded once (the queries with query pooling in one batch, the documents
+    /// with document pooling), so row `i` equals [`scores`](Self::scores)`(queries[i], docs)`
+    /// (a text's vector does not depend on its batch) without embedding the documents once
+    /// per query.
+    pub fn score_matrix(&self, queries: &[&str], docs: &[&str]) -> Result<Vec<Vec<f64>>> {
+        if queries.is_empty() {
+            return Ok(Vec::new());
+        }
+        if docs.is_empty() {
+            return Ok(vec![Vec::new(); queries.len()]);
+        }
+        let q = self.embed_with(queries, self.opts.query_pooling)?;
+        let d = self.embed_docs(docs)?;
+        Ok((0..q.rows())
+            .map(|i| {
+                (0..d.rows())
+                    .map(|j| score(self.opts.similarity, q.row(i), d.row(j)))
+                    .collect()
+            })
+            .collect())
+    }
+}
+
 /// `s(q, d)` under `sim`, accumulated in f64.
 pub(crate) fn score(sim: Similarity, q: &[f32], d: &[f32]) -> f64 {
     let dot: f64 = q.iter().zip(d).map(|(a, b)| *a as f64 * *b as f64).sum();

@@ -72,6 +72,8 @@ pub use summary::{
     ContextMode, ContextSummarizer, LlmContextStage, SUMMARY_DEPENDENT, SUMMARY_INDEPENDENT,
     SYNTHESIS_DEPENDENT, stage_entries, stage_prompt, synthesis_prompt,
 };
+#[cfg(feature = "dense")]
+pub use summary_label::DenseSimilarity;
 pub use summary_label::{
     RetrieverSimilarity, SnippetSimilarity, SummaryWeakLabel, gold_snippets, summary_weak_label,
 };

@@ -64,6 +64,46 @@ impl<R: Retriever> SnippetSimilarity for RetrieverSimilarity<R> {
     }
 }
 
+/// A dense retriever's scores as a [`SnippetSimilarity`], with the fast path
+/// [`SnippetSimilarity::matrix`]: every gold snippet and every candidate embedded once
+/// (`DenseRetriever::score_matrix`). The scores equal [`RetrieverSimilarity`]`(&retriever)`'s;
+/// that one ranks the candidates once per gold snippet and so re-embeds every candidate the
+/// retriever has not warmed.
+///
+/// ```no_run
+/// use pgraphrag_retrieval::dense::DenseRetriever;
+/// use pgraphrag_stages::multistage::{DenseSimilarity, summary_weak_label};
+/// let dense = DenseRetriever::load("models/all-MiniLM-L6-v2".as_ref()).unwrap();
+/// let label = summary_weak_label(&["gold snippet"], &["a candidate", "another"], &DenseSimilarity(&dense), " ").unwrap();
+/// println!("{}", label.text);
+/// ```
+#[cfg(feature = "dense")]
+#[derive(Debug, Clone, Copy)]
+pub struct DenseSimilarity<'a, E: pgraphrag_core::Encoder>(
+    pub &'a pgraphrag_retrieval::dense::DenseRetriever<E>,
+);
+
+#[cfg(feature = "dense")]
+impl<E: pgraphrag_core::Encoder> SnippetSimilarity for DenseSimilarity<'_, E> {
+    fn scores(&self, snippet: &str, candidates: &[&str]) -> Result<Vec<f64>> {
+        self.0.scores(snippet, candidates).map_err(similarity_error)
+    }
+
+    fn matrix(&self, snippets: &[&str], candidates: &[&str]) -> Result<Vec<Vec<f64>>> {
+        self.0
+            .score_matrix(snippets, candidates)
+            .map_err(similarity_error)
+    }
+}
+
+#[cfg(feature = "dense")]
+fn similarity_error(e: pgraphrag_retrieval::Error) -> Error {
+    Error::Stage {
+        stage: "snippet similarity",
+        source: e.into(),
+    }
+}
+
 /// The snippets of the gold (target) document `d_t` (l.104: `s_ti ∈ d_t`): Punkt sentences
 /// appended until at least 250 characters ([`pgraphrag_text::snippets`], l.72).
 pub fn gold_snippets(gold: &str) -> Vec<String> {

@@ -9,7 +9,8 @@ use pgraphrag_metrics::wordnet::WordNet;
 use pgraphrag_retrieval::Bm25Retriever;
 use pgraphrag_stages::multistage::{
     ContextCut, ContextRanker, Idf, NoSynonyms, PastDoc, RankDocBM25, RetrieverSimilarity,
-    WordFilter, WordMatcher, gold_snippets, summary_weak_label, synthesis_weak_label, words,
+    SnippetSimilarity, WordFilter, WordMatcher, gold_snippets, summary_weak_label,
+    synthesis_weak_label, words,
 };
 
 /// Jaccard similarity of the two texts' word sets: a real similarity whose values are easy to
@@ -123,6 +124,7 @@ fn the_label_follows_the_gold_snippets_order_with_bm25_similarity() {
 #[test]
 fn the_label_with_the_dense_retrievers_embeddings() {
     use pgraphrag_retrieval::dense::DenseRetriever;
+    use pgraphrag_stages::multistage::DenseSimilarity;
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models/all-MiniLM-L6-v2");
     if !dir.join("config.json").is_file() {
         let msg = format!(
@@ -145,6 +147,13 @@ fn the_label_with_the_dense_retrievers_embeddings() {
     let cands: Vec<&str> = cands.iter().map(String::as_str).collect();
     let l = summary_weak_label(&gold, &cands, &RetrieverSimilarity(&dense), " ").unwrap();
     assert_eq!(l.text, "Delta epsilon zeta. Alpha beta gamma.");
+    // The fast path embeds each text once and gives the very same scores and label.
+    let fast = DenseSimilarity(&dense);
+    assert_eq!(
+        fast.matrix(&gold, &cands).unwrap(),
+        RetrieverSimilarity(&dense).matrix(&gold, &cands).unwrap()
+    );
+    assert_eq!(summary_weak_label(&gold, &cands, &fast, " ").unwrap(), l);
 }
 
 /// An IDF table over ten documents: `film`, `movie`, `popcorn`, `snack`, `night`, `tea` in one
