@@ -44,8 +44,22 @@ impl Synonyms for NoSynonyms {
 /// (`novels` and `novel`).
 impl Synonyms for WordNet {
     fn are_synonyms(&self, a: &str, b: &str) -> bool {
-        let has = |names: &[String], w: &str| names.iter().any(|n| n.to_lowercase() == w);
+        let has = |names: &[String], w: &str| names.iter().any(|n| lowercase_is(n, w));
         has(&self.meteor_synonyms(a), b) || has(&self.meteor_synonyms(b), a)
+    }
+}
+
+/// `name.to_lowercase() == word`, without allocating for ASCII names (WordNet's lemma names
+/// nearly all are): an ASCII name lowercases byte by byte.
+fn lowercase_is(name: &str, word: &str) -> bool {
+    if name.is_ascii() {
+        name.len() == word.len()
+            && name
+                .bytes()
+                .zip(word.bytes())
+                .all(|(a, b)| a.to_ascii_lowercase() == b)
+    } else {
+        name.to_lowercase() == word
     }
 }
 
@@ -267,4 +281,24 @@ pub fn synthesis_weak_label(
         text: join_words(&names),
         words,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lowercase_is_equals_to_lowercase_equality() {
+        for (n, w) in [
+            ("Film", "film"),
+            ("film", "films"),
+            ("FILM", "film"),
+            ("ΣΑΣ", "σας"),
+            ("Öl", "öl"),
+            ("a", "A"),
+            ("", ""),
+        ] {
+            assert_eq!(lowercase_is(n, w), n.to_lowercase() == w, "{n} {w}");
+        }
+    }
 }
