@@ -2,5 +2,6 @@
 //! cold-start item summaries (`bench --item-summaries`) and the multistage writing commands
 //! (`multistage build|run|export`).
 mod cold_start;
+mod common;
 mod multistage_build;
 mod multistage_run;

@@ -1,18 +1,8 @@
 //! `pgraphrag multistage build` on a small hand-made corpus: the examples file, the counts
 //! table, the seed, and bad input (exit code 2).
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn pgraphrag(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pgraphrag"))
-        .args(args)
-        .output()
-        .expect("the pgraphrag binary runs")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use crate::common::{pgraphrag, s};
 
 /// Two authors with 7 mails each (5 targets each) and one with 2 (no target).
 fn corpus(path: &Path) {

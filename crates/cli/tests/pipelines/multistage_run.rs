@@ -8,7 +8,9 @@
 //! `scripts/fetch-wordnet.sh`); without them the tests say so and do nothing, except under
 //! `CI=true`, where a missing input fails.
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+use crate::common::{pgraphrag, s};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -49,17 +51,6 @@ fn wordnet() -> Option<PathBuf> {
         "scripts/fetch-wordnet.sh",
     )
     .map(|_| dir)
-}
-
-fn pgraphrag(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pgraphrag"))
-        .args(args)
-        .output()
-        .expect("the pgraphrag binary runs")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 fn ok(o: &Output) -> String {

@@ -177,15 +177,11 @@ impl<R: Retriever> ContextRanker for RankDocs<R> {
         if past.is_empty() {
             return Ok(Vec::new());
         }
-        let order = recency_order(past);
-        let texts: Vec<&str> = order.iter().map(|&i| past[i].text.as_str()).collect();
+        let (order, texts) = recent_texts(past);
         let ranked = self
             .retriever
             .rank(context, &texts, None)
-            .map_err(|source| Error::Stage {
-                stage: "ranking",
-                source,
-            })?;
+            .map_err(ranking_error)?;
         check_ranking(&ranked, texts.len(), |s| s.item)?;
         Ok(ranked
             .into_iter()
@@ -272,15 +268,11 @@ impl<R: Retriever> ContextRanker for RankSnippet<R> {
         if past.is_empty() {
             return Ok(Vec::new());
         }
-        let order = recency_order(past);
-        let texts: Vec<&str> = order.iter().map(|&i| past[i].text.as_str()).collect();
+        let (order, texts) = recent_texts(past);
         let ranked = self
             .ranker
             .rank_snippets(context, &texts, None)
-            .map_err(|source| Error::Stage {
-                stage: "ranking",
-                source,
-            })?;
+            .map_err(ranking_error)?;
         if let Some(s) = ranked.iter().find(|s| !s.score.is_finite()) {
             return Err(Error::Ranking(format!(
                 "gave snippet {} of document {} the score {}",
@@ -296,6 +288,21 @@ impl<R: Retriever> ContextRanker for RankSnippet<R> {
                 score: Some(s.score),
             })
             .collect())
+    }
+}
+
+/// The past documents' order as every ranker hands them over (most recent first, equal times
+/// in input order) and their texts in that order.
+fn recent_texts(past: &[PastDoc]) -> (Vec<usize>, Vec<&str>) {
+    let order = recency_order(past);
+    let texts = order.iter().map(|&i| past[i].text.as_str()).collect();
+    (order, texts)
+}
+
+fn ranking_error(source: pgraphrag_core::Error) -> Error {
+    Error::Stage {
+        stage: "ranking",
+        source,
     }
 }
 
