@@ -1,6 +1,6 @@
 //! The weak label of the context-dependent synthesis (paper l.120–130): words of the ranked
 //! entries that match words of the gold document.
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use pgraphrag_metrics::wordnet::WordNet;
 
@@ -19,11 +19,23 @@ pub const GLOVE_MAX_DISTANCE: f64 = 4.0;
 pub trait Synonyms {
     /// Whether `a` and `b` (lowercase [`words`]) are synonyms.
     fn are_synonyms(&self, a: &str, b: &str) -> bool;
+
+    /// A fast path for callers that test many pairs (the synthesis weak label): the lowercase
+    /// words `b` with `word` as `a` such that, for every pair, `are_synonyms(a, b)` equals
+    /// `synonyms_of(a) ∋ b || synonyms_of(b) ∋ a`. `None` (the default) sends the caller to
+    /// [`Self::are_synonyms`] for every pair of this word.
+    fn synonyms_of(&self, word: &str) -> Option<Vec<String>> {
+        let _ = word;
+        None
+    }
 }
 
 impl<T: Synonyms + ?Sized> Synonyms for &T {
     fn are_synonyms(&self, a: &str, b: &str) -> bool {
         (**self).are_synonyms(a, b)
+    }
+    fn synonyms_of(&self, word: &str) -> Option<Vec<String>> {
+        (**self).synonyms_of(word)
     }
 }
 
@@ -34,6 +46,9 @@ pub struct NoSynonyms;
 impl Synonyms for NoSynonyms {
     fn are_synonyms(&self, _a: &str, _b: &str) -> bool {
         false
+    }
+    fn synonyms_of(&self, _word: &str) -> Option<Vec<String>> {
+        Some(Vec::new())
     }
 }
 
@@ -46,6 +61,16 @@ impl Synonyms for WordNet {
     fn are_synonyms(&self, a: &str, b: &str) -> bool {
         let has = |names: &[String], w: &str| names.iter().any(|n| lowercase_is(n, w));
         has(&self.meteor_synonyms(a), b) || has(&self.meteor_synonyms(b), a)
+    }
+    /// The lemma names of `word`'s synsets, lowercased (one look-up per word instead of two
+    /// per pair).
+    fn synonyms_of(&self, word: &str) -> Option<Vec<String>> {
+        Some(
+            self.meteor_synonyms(word)
+                .iter()
+                .map(|n| n.to_lowercase())
+                .collect(),
+        )
     }
 }
 
@@ -164,6 +189,22 @@ impl<'a> WordMatcher<'a> {
         if a == b || self.synonyms.are_synonyms(a, b) {
             return Ok(true);
         }
+        self.vectors_match(a, b)
+    }
+
+    /// [`Self::matches`] with the synonym sets of a [`SynonymTable`] where it has them.
+    fn matches_in(&self, table: &SynonymTable<'_>, a: &str, b: &str) -> Result<bool> {
+        let synonyms = match (table.sets.get(a), table.sets.get(b)) {
+            (Some(Some(sa)), Some(Some(sb))) => sa.contains(b) || sb.contains(a),
+            _ => self.synonyms.are_synonyms(a, b),
+        };
+        if a == b || synonyms {
+            return Ok(true);
+        }
+        self.vectors_match(a, b)
+    }
+
+    fn vectors_match(&self, a: &str, b: &str) -> Result<bool> {
         let (Some(u), Some(v)) = (self.vectors.vector(a), self.vectors.vector(b)) else {
             return Ok(false);
         };
@@ -180,6 +221,22 @@ impl<'a> WordMatcher<'a> {
             .map(|(x, y)| (*x as f64 - *y as f64).powi(2))
             .sum();
         Ok(d2.sqrt() < self.max_distance)
+    }
+}
+
+/// Each word's [`Synonyms::synonyms_of`] set, looked up once per call.
+struct SynonymTable<'w> {
+    sets: HashMap<&'w str, Option<HashSet<String>>>,
+}
+
+impl<'w> SynonymTable<'w> {
+    fn new(synonyms: &dyn Synonyms, words: impl IntoIterator<Item = &'w str>) -> SynonymTable<'w> {
+        let mut sets = HashMap::new();
+        for w in words {
+            sets.entry(w)
+                .or_insert_with(|| synonyms.synonyms_of(w).map(|v| v.into_iter().collect()));
+        }
+        SynonymTable { sets }
     }
 }
 
@@ -242,18 +299,27 @@ pub fn synthesis_weak_label(
     }
     // Target words: distinct, in first-occurrence order, with their IDF.
     let mut targets: Vec<(String, f64)> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     for w in words(ranked) {
-        if targets.iter().any(|(t, _)| *t == w) {
+        if seen.contains(&w) {
             continue;
         }
+        seen.insert(w.clone());
         if let Some(idf) = filter.keep(&w) {
             targets.push((w, idf));
         }
     }
+    let table = SynonymTable::new(
+        matcher.synonyms,
+        sources
+            .iter()
+            .map(|(w, _)| w.as_str())
+            .chain(targets.iter().map(|(w, _)| w.as_str())),
+    );
     let mut counts = vec![0usize; targets.len()];
     for (s, n) in &sources {
         for (j, (t, _)) in targets.iter().enumerate() {
-            if matcher.matches(s, t)? {
+            if matcher.matches_in(&table, s, t)? {
                 counts[j] += n;
             }
         }
@@ -300,5 +366,55 @@ mod tests {
         ] {
             assert_eq!(lowercase_is(n, w), n.to_lowercase() == w, "{n} {w}");
         }
+    }
+
+    const PAIRS: [(&str, &str); 3] = [("tea", "chai"), ("lake", "pond"), ("cold", "chilly")];
+
+    /// Pairs answered one pair at a time only.
+    struct Slow;
+    impl Synonyms for Slow {
+        fn are_synonyms(&self, a: &str, b: &str) -> bool {
+            PAIRS
+                .iter()
+                .any(|&(x, y)| (x, y) == (a, b) || (y, x) == (a, b))
+        }
+    }
+
+    /// The same pairs with the per-word fast path, listed one way only (`tea` lists `chai`,
+    /// `chai` lists nothing), and no set at all for `cold`.
+    struct Fast;
+    impl Synonyms for Fast {
+        fn are_synonyms(&self, a: &str, b: &str) -> bool {
+            Slow.are_synonyms(a, b)
+        }
+        fn synonyms_of(&self, word: &str) -> Option<Vec<String>> {
+            (word != "cold" && word != "chilly").then(|| {
+                PAIRS
+                    .iter()
+                    .filter(|(x, _)| *x == word)
+                    .map(|(_, y)| y.to_string())
+                    .collect()
+            })
+        }
+    }
+
+    #[test]
+    fn the_synonym_fast_path_gives_the_pairwise_label() {
+        let docs = [
+            "tea", "chai", "lake", "pond", "cold", "chilly", "x", "y", "z", "w", "v",
+        ];
+        let idf = super::super::Idf::from_documents(docs).unwrap();
+        let filter = WordFilter::paper(&idf);
+        let gold = "Chai by the pond, chai again; it was chilly. Tea, tea.";
+        let ranked = "We drank tea at the lake. The lake was cold, the chai was cold.";
+        let label = |s: &dyn Synonyms| {
+            let m = WordMatcher::new().synonyms(s);
+            synthesis_weak_label(gold, ranked, &[], &filter, &m, None).unwrap()
+        };
+        let (slow, fast) = (label(&Slow), label(&Fast));
+        assert_eq!(slow, fast);
+        // tea: 2 (tea) + 2 (chai); chai: 2 + 2; lake: 1 (pond); cold: 1 (chilly).
+        assert_eq!(slow.text, "tea, chai, lake, cold");
+        assert_eq!(label(&NoSynonyms).text, "tea, chai");
     }
 }
