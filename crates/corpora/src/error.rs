@@ -27,6 +27,9 @@ pub enum Error {
     /// A file could not be written (the data crate's error names the file).
     #[error(transparent)]
     Write(#[from] pgraphrag_data::Error),
+    /// A RecBole atomic file could not be read (the error names the file and the line).
+    #[error(transparent)]
+    Recbole(#[from] pgraphrag_data::RecboleError),
     /// A line of a corpus file is not an [`AuthoredDoc`](crate::AuthoredDoc).
     #[error("{}: line {line}: {message}", path.display())]
     CorpusLine {

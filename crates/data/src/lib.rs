@@ -17,6 +17,9 @@
 //! * [`write_atomic`]: whole-file-or-nothing writes (temporary file, fsync, rename).
 //! * [`lamp`]: LaMP's questions and outputs files (`read_questions`, `read_questions_for`,
 //!   `write_questions`, `read_outputs`, `write_outputs`).
+//! * [`recbole`]: RecBole's atomic files ([`AtomicFile`]: `ml-100k.inter`, `.item`, `.kg`,
+//!   `.link`, …) and the line reader under them, errors ([`RecboleError`]) naming the file and
+//!   the line.
 //! * [`jsonl`]: the JSON Lines inputs of the `pgraphrag` tool (pairs, texts), errors
 //!   ([`JsonlError`]) naming the file, the line and the field.
 //!
@@ -41,6 +44,7 @@ pub mod jsonl;
 pub mod lamp;
 mod paths;
 mod ranking;
+pub mod recbole;
 mod split;
 
 pub use atomic::write_atomic;
@@ -52,4 +56,5 @@ pub use ranking::{
     NeighborRating, RankingRecord, UserRating, load_rankings, parse_rankings, write_rankings,
     write_rankings_to,
 };
+pub use recbole::{AtomicFile, RecboleError};
 pub use split::{IdPolicy, Split, SplitReview, SplitUser, load_split, parse_split};

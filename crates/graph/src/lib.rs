@@ -20,6 +20,9 @@
 //! their JSON type in the notebook (`123` and `"123"` are different products); see
 //! [`ItemId`] and `pgraphrag_data::IdPolicy`.
 //!
+//! The [`kg`] module holds the typed knowledge graph of K-RagRec: entities and relations with
+//! text attributes, `k`-hop ego sub-graphs and triples as text ([`kg::KnowledgeGraph`]).
+//!
 //! ```
 //! use pgraphrag_core::Entry;
 //! use pgraphrag_graph::{GraphOptions, ItemId, Scope, UserItemGraph};
@@ -44,6 +47,9 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 use pgraphrag_core::Entry;
 use serde::{Deserialize, Serialize};
+
+pub mod kg;
+pub use kg::KnowledgeGraph;
 
 /// Errors of `pgraphrag-graph`.
 #[derive(Debug, thiserror::Error)]

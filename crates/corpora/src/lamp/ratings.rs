@@ -3,11 +3,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use pgraphrag_core::{LampGold, LampProfileItem, LampQuestion, LampTask};
-use pgraphrag_data::Split;
+use pgraphrag_data::{AtomicFile, Split};
 
 use super::authored::{Timed, build_timed};
 use super::{BuildOptions, LampBuild, assemble};
-use crate::{Error, Report, Result, Skip};
+use crate::{Report, Result, Skip};
 
 /// A rating that is an integer from 1 to 5, as its string.
 fn score(rating: Option<f64>) -> Option<String> {
@@ -144,37 +144,25 @@ pub fn movie_description(title: &str, year: &str, genres: &str) -> String {
     s
 }
 
-/// A recbole atomic file (tab-separated, `name:type` header) as rows of the named columns.
+/// A RecBole atomic file ([`AtomicFile`]) as rows of the named columns; a record with too few
+/// fields is a counted [`Skip::BadRow`].
 fn atomic_file<const N: usize>(
     path: &Path,
     columns: [&'static str; N],
     report: &mut Report,
 ) -> Result<Vec<[String; N]>> {
-    let mut rdr = csv::ReaderBuilder::new()
-        .delimiter(b'\t')
-        .quoting(false)
-        .flexible(true)
-        .from_reader(crate::tabular::open(path)?);
-    let header = rdr.headers().cloned().map_err(|e| Error::Header {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
+    let file = AtomicFile::read(path)?;
     let mut idx = [0usize; N];
     for (k, c) in columns.iter().enumerate() {
-        idx[k] = header
-            .iter()
-            .position(|h| h.split(':').next() == Some(c))
-            .ok_or_else(|| Error::MissingColumn {
-                path: path.to_path_buf(),
-                column: c,
-            })?;
+        idx[k] = file.column(c)?;
     }
-    let mut rows = Vec::new();
-    for rec in rdr.records() {
-        match rec {
-            Ok(r) => rows.push(idx.map(|i| r.get(i).unwrap_or("").to_string())),
-            Err(_) => report.skip(Skip::BadRow),
+    let mut rows = Vec::with_capacity(file.rows.len());
+    for (_, fields) in &file.rows {
+        if idx.iter().any(|&i| i >= fields.len()) {
+            report.skip(Skip::BadRow);
+            continue;
         }
+        rows.push(idx.map(|i| fields[i].clone()));
     }
     Ok(rows)
 }
