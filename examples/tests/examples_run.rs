@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// Every example of the workspace: (package, example name).
-const EXAMPLES: [(&str, &str); 13] = [
+const EXAMPLES: [(&str, &str); 14] = [
     ("pgraphrag-examples", "pgraphrag"),
     ("pgraphrag-examples", "lamp_summary"),
     ("pgraphrag-examples", "multistage_writing"),
@@ -24,6 +24,7 @@ const EXAMPLES: [(&str, &str); 13] = [
     ("pgraphrag-examples", "openai_client"),
     ("pgraphrag-examples", "own_generator"),
     ("pgraphrag-retrieval", "scale"),
+    ("pgraphrag-recsys", "kragrec_index"),
     ("pgraphrag-llm", "bench_llm"),
     ("pgraphrag-metrics", "score_pairs"),
     ("pgraphrag-metrics", "profile_parts"),
@@ -480,6 +481,33 @@ fn openai_client_against_llama_cpp_server() {
         let n = number_after(last, "completion_tokens:");
         assert!((1.0..=12.0).contains(&n), "{out}");
     }
+}
+
+#[test]
+fn kragrec_index_builds_saves_loads_and_retrieves() {
+    let ml100k = root().join("models/corpora/ml-100k");
+    assert!(
+        ml100k.join("ml-100k.kg").exists(),
+        "{} is missing: run scripts/fetch-corpora.sh",
+        ml100k.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("ml100k-minilm.bin");
+    let out = run(
+        "pgraphrag-recsys",
+        "kragrec_index",
+        &[
+            ml100k.to_str().unwrap(),
+            minilm().to_str().unwrap(),
+            index.to_str().unwrap(),
+            "mean",
+            "5",
+        ],
+        &[],
+    );
+    assert!(out.contains("KG: 34628 entities, 91631 edges"), "{out}");
+    assert!(out.contains("retrieval: 5 rows in"), "{out}");
+    assert!(index.exists(), "{out}");
 }
 
 #[test]

@@ -156,6 +156,141 @@ pub enum Error {
         /// What it must be.
         expected: &'static str,
     },
+    /// The encoder failed on the texts of the index or of a query.
+    #[error("the encoder failed on {what}: {source}")]
+    Encode {
+        /// What was being encoded (`"entity texts"`, `"queries"`, ...).
+        what: &'static str,
+        /// The encoder's error.
+        #[source]
+        source: pgraphrag_core::Error,
+    },
+    /// The encoder returned something unusable: the wrong number of rows, an empty dimension,
+    /// a dimension other than the index's, or a non-finite value.
+    #[error("the encoder's output for {what} is unusable: {problem}")]
+    EncoderOutput {
+        /// What was being encoded.
+        what: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A query vector whose length is not the index's dimension, or that holds a non-finite
+    /// value.
+    #[error("query vector: {problem} (the index has dimension {dim})")]
+    Query {
+        /// What is wrong.
+        problem: String,
+        /// The index's dimension.
+        dim: usize,
+    },
+    /// A [`crate::SubgraphIndex`] broke its contract: fewer result lists than queries, more
+    /// than `k` hits, or a hit at another hop or outside the KG.
+    #[error("the sub-graph index returned {problem}")]
+    IndexOutput {
+        /// What is wrong.
+        problem: String,
+    },
+    /// A hop the index does not hold.
+    #[error("hop {hop} is not in the index, which holds hops 0..={max}")]
+    NoSuchHop {
+        /// The hop asked for.
+        hop: usize,
+        /// The largest hop held.
+        max: usize,
+    },
+    /// Vectors built for another knowledge graph (another fingerprint, see
+    /// `kg_fingerprint`).
+    #[error(
+        "the index was built for another knowledge graph (fingerprint {found:016x}, {found_entities} entities; this graph: {expected:016x}, {expected_entities} entities); rebuild the index"
+    )]
+    KgMismatch {
+        /// The fingerprint of the graph in use.
+        expected: u64,
+        /// The fingerprint the index was built for.
+        found: u64,
+        /// Entities of the graph in use.
+        expected_entities: usize,
+        /// Entities the index holds.
+        found_entities: usize,
+    },
+    /// A history item without a title, so neither its query nor the history prompt can be
+    /// written.
+    #[error("history item {item} has no title in the title table ({titles} titles)")]
+    NoTitle {
+        /// The item.
+        item: u32,
+        /// The size of the title table.
+        titles: usize,
+    },
+    /// The index file could not be read or written.
+    #[error("index file {path}: {source}")]
+    IndexIo {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The index file is not one (wrong magic), is truncated, or fails its checksum.
+    #[error("index file {path}: {problem}")]
+    IndexFormat {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The index file has a format version this build cannot read.
+    #[error(
+        "index file {path}: format version {found}, this build reads version {supported}; rebuild the index"
+    )]
+    IndexVersion {
+        /// The file.
+        path: PathBuf,
+        /// The file's version.
+        found: u32,
+        /// The version this build reads.
+        supported: u32,
+    },
+    /// The index file was built with another model.
+    #[error(
+        "index file {path} was built with model {found:?}, not {expected:?}; rebuild the index"
+    )]
+    IndexModel {
+        /// The file.
+        path: PathBuf,
+        /// The model id the caller expects.
+        expected: String,
+        /// The model id in the file.
+        found: String,
+    },
+    /// The index file's vector dimension is not the encoder's.
+    #[error(
+        "index file {path} holds {found}-dimensional vectors, the encoder gives {expected}; rebuild the index"
+    )]
+    IndexDim {
+        /// The file.
+        path: PathBuf,
+        /// The encoder's dimension.
+        expected: usize,
+        /// The file's dimension.
+        found: usize,
+    },
+    /// The index file was built for another knowledge graph.
+    #[error(
+        "index file {path} was built for another knowledge graph (fingerprint {found:016x}, {found_entities} entities; this graph: {expected:016x}, {expected_entities} entities); rebuild the index"
+    )]
+    IndexKg {
+        /// The file.
+        path: PathBuf,
+        /// The fingerprint of the graph in use.
+        expected: u64,
+        /// The fingerprint in the file.
+        found: u64,
+        /// Entities of the graph in use.
+        expected_entities: usize,
+        /// Entities in the file.
+        found_entities: usize,
+    },
 }
 
 /// `Result` with [`Error`].

@@ -20,6 +20,13 @@
 //!   negatives the user never interacted with, shuffled into option letters ([`CandidateSet`]).
 //! * [`Popularity`] and [`PopularityGate`]: the paper's threshold (a percentile over the
 //!   catalogue, p = 50%) and the released code's ascending-popularity variant.
+//! * [`HopVectors`]: the hop-field sub-graph index, every entity's `l`-hop representation
+//!   (`l = 0, 1, 2`) from any [`pgraphrag_core::Encoder`] and message passing
+//!   ([`Aggregation`]: the paper's parameter-free mean, or the released untrained GCN), saved
+//!   to and loaded from a checked file; [`SubgraphIndex`] searches it ([`ExactIndex`]).
+//! * [`KgRetriever`]: per row, top-K sub-graphs per hop for each gated history item,
+//!   re-ranked against the history prompt to the top N ([`Retrieval`], [`Rerank`]), each
+//!   expanded to its ego sub-graph with triples as text ([`RowKnowledge`]).
 //!
 //! Libraries take paths: nothing here reads the environment or guesses a folder.
 //! `docs/kragrec.md` describes the data, the rules and the figures measured on the real files.
@@ -43,21 +50,30 @@
 
 mod candidates;
 mod error;
+mod index;
 mod kg;
 mod link;
 mod ml100k;
 mod ml1m;
 mod popularity;
+mod retrieve;
 mod rows;
 mod text;
 mod title;
 
 pub use candidates::{CandidateSampler, CandidateSet, Interacted, LETTERS};
 pub use error::{Error, Result};
+pub use index::{
+    Aggregation, ExactIndex, HopVectors, INDEX_FORMAT_VERSION, IndexOptions, Subgraph, SubgraphHit,
+    SubgraphIndex, kg_fingerprint,
+};
 pub use kg::{KgReport, MovieKg, build_kg};
 pub use link::{KgLink, LinkReport, link_ml1m};
 pub use ml1m::{Ml1m, Ml1mRow};
 pub use ml100k::{Interaction, ML100K_FILES, Ml100k, Triple};
 pub use popularity::{Counted, Popularity, PopularityGate, Take};
+pub use retrieve::{
+    KgRetriever, Rerank, Retrieval, RetrievedSubgraph, RowKnowledge, history_prompt, ml100k_titles,
+};
 pub use rows::{LeaveOneOut, Row, leave_one_out};
 pub use title::{Movie, display_title, normalize_title, split_title_year};
