@@ -2,43 +2,13 @@
 //! at the workspace root, or `$PGRAPHRAG_CORPORA/ml-100k`) and the ML-1M slice
 //! (`$PGRAPHRAG_DATA/movielens-1m`, default `../shared/data/movielens-1m` beside the checkout).
 //! Missing files fail the test with the command that fetches them.
-use std::path::PathBuf;
+mod common;
+use common::*;
 
 use pgraphrag_recsys::{
     CandidateSampler, Counted, Interacted, Ml1m, Ml100k, PopularityGate, Take, build_kg,
     leave_one_out, link_ml1m,
 };
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn ml100k_dir() -> PathBuf {
-    let dir = std::env::var_os("PGRAPHRAG_CORPORA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("models/corpora"))
-        .join("ml-100k");
-    assert!(
-        dir.join("ml-100k.kg").is_file(),
-        "ML-100K is missing at {}: run scripts/fetch-corpora.sh (or set PGRAPHRAG_CORPORA)",
-        dir.display()
-    );
-    dir
-}
-
-fn ml1m_dir() -> PathBuf {
-    let dir = std::env::var_os("PGRAPHRAG_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("../shared/data"))
-        .join("movielens-1m");
-    assert!(
-        dir.join("test_filtered.csv").is_file(),
-        "the ML-1M slice is missing at {}: set PGRAPHRAG_DATA to the shared data folder \
-         (ML-100K comes from scripts/fetch-corpora.sh)",
-        dir.display()
-    );
-    dir
-}
 
 #[test]
 fn ml100k_counts_kg_and_rows() {

@@ -5,7 +5,8 @@
 //! the 2-hop neighbourhoods of 20 items is indexed. Missing files fail the test with the
 //! command that fetches them.
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+mod common;
+use common::*;
 
 use pgraphrag_core::{Encoder, NoProgress};
 use pgraphrag_graph::kg::KnowledgeGraph;
@@ -14,35 +15,6 @@ use pgraphrag_recsys::{
     build_kg, leave_one_out, ml100k_titles,
 };
 use pgraphrag_retrieval::dense::{BertEncoder, EncoderOptions};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn ml100k_dir() -> PathBuf {
-    let dir = std::env::var_os("PGRAPHRAG_CORPORA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("models/corpora"))
-        .join("ml-100k");
-    assert!(
-        dir.join("ml-100k.kg").is_file(),
-        "ML-100K is missing at {}: run scripts/fetch-corpora.sh (or set PGRAPHRAG_CORPORA)",
-        dir.display()
-    );
-    dir
-}
-
-fn minilm_dir() -> PathBuf {
-    let dir = std::env::var_os("PGRAPHRAG_MINILM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("models/all-MiniLM-L6-v2"));
-    assert!(
-        dir.join("config.json").is_file(),
-        "all-MiniLM-L6-v2 is missing at {}: run scripts/fetch_models.sh (or set PGRAPHRAG_MINILM)",
-        dir.display()
-    );
-    dir
-}
 
 #[test]
 fn index_and_retrieve_on_ml100k_with_minilm() {
