@@ -14,8 +14,9 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// Every example of the workspace: (package, example name).
-const EXAMPLES: [(&str, &str); 14] = [
+const EXAMPLES: [(&str, &str); 15] = [
     ("pgraphrag-examples", "pgraphrag"),
+    ("pgraphrag-examples", "kragrec"),
     ("pgraphrag-examples", "lamp_summary"),
     ("pgraphrag-examples", "multistage_writing"),
     ("pgraphrag-examples", "compose_your_own"),
@@ -508,6 +509,54 @@ fn kragrec_index_builds_saves_loads_and_retrieves() {
     assert!(out.contains("KG: 34628 entities, 91631 edges"), "{out}");
     assert!(out.contains("retrieval: 5 rows in"), "{out}");
     assert!(index.exists(), "{out}");
+}
+
+#[test]
+fn kragrec_scores_the_four_methods_on_two_rows() {
+    let ml100k = root().join("models/corpora/ml-100k");
+    assert!(
+        ml100k.join("ml-100k.kg").exists(),
+        "{} is missing: run scripts/fetch-corpora.sh",
+        ml100k.display()
+    );
+    let model = smollm();
+    let _ = minilm();
+    let out = run(
+        "pgraphrag-examples",
+        "kragrec",
+        &[
+            ml100k.to_str().unwrap(),
+            "--rows",
+            "2",
+            "--m",
+            "10",
+            "--model",
+            model.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(
+        out.starts_with("2 rows, M = 10; KG 34628 entities, 91631 triples"),
+        "{out}"
+    );
+    for method in ["none", "kg-text", "kaping", "random"] {
+        let row = out
+            .lines()
+            .find(|l| l.starts_with(&format!("| {method} | 10 | 2 |")))
+            .unwrap_or_else(|| panic!("no {method} row:\n{out}"));
+        // ACC of two rows: 0, 0.5 or 1.
+        let acc: f64 = row
+            .split('|')
+            .nth(4)
+            .unwrap()
+            .trim()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!([0.0, 0.5, 1.0].contains(&acc), "{row}");
+    }
 }
 
 #[test]

@@ -20,6 +20,7 @@ mod multistage_run;
 mod plot_cmd;
 mod progress;
 mod rank_cmd;
+mod recsys_cmd;
 mod summarize_cmd;
 mod wordnet;
 
@@ -49,6 +50,9 @@ enum Command {
     Corpus(corpus_cmd::Args),
     /// The multistage writing paper: build its examples, run its Table 2 grid, export training data.
     Multistage(multistage_cmd::Args),
+    /// K-RagRec: build the KG sub-graph index and score the inference-only recommendation
+    /// methods on MovieLens (ACC, Recall@k).
+    Recsys(recsys_cmd::Args),
     /// Summarise each LaMP user's profile offline (summary-augmented LaMP) into a summary store.
     Summarize(summarize_cmd::Args),
 }
@@ -65,6 +69,7 @@ fn main() -> ExitCode {
         Command::Corpus(a) => corpus_cmd::run(a),
         Command::Summarize(a) => summarize_cmd::run(a),
         Command::Multistage(a) => multistage_cmd::run(a),
+        Command::Recsys(a) => recsys_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

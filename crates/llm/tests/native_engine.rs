@@ -340,3 +340,38 @@ fn portable_kernels_are_bit_identical_to_the_detected_ones() {
         assert_eq!(ga.tokens, gb.tokens, "tokens of {p:?}");
     }
 }
+
+/// `next_token_logits` reuses the KV cache of a prefix shared with an earlier prompt; the
+/// logits must be bit-identical to scoring the prompt from an empty cache.
+#[test]
+fn next_token_logits_prefix_reuse_is_exact() {
+    let m = load(Engine::Native);
+    let a = m
+        .prompt_tokens(&Prompt::user(
+            "Pick a film for a fan of Heat and Fargo: A or B?",
+        ))
+        .unwrap();
+    let b = m
+        .prompt_tokens(&Prompt::user(
+            "Pick a film for a fan of Heat and Se7en: A or B?",
+        ))
+        .unwrap();
+    let shared = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    assert!(
+        shared > 5 && shared < b.len(),
+        "the prompts share {shared} tokens"
+    );
+    m.clear_prefix_cache();
+    let fresh_b = m.next_token_logits(&b).unwrap();
+    m.clear_prefix_cache();
+    let fresh_a = m.next_token_logits(&a).unwrap();
+    // b now reuses a's prefix; a again reuses all but its last token.
+    assert_eq!(m.next_token_logits(&b).unwrap(), fresh_b);
+    assert_eq!(m.next_token_logits(&a).unwrap(), fresh_a);
+    // A prefix of a scored prompt, and the same prompt twice.
+    m.clear_prefix_cache();
+    let fresh_prefix = m.next_token_logits(&a[..shared]).unwrap();
+    m.clear_prefix_cache();
+    m.next_token_logits(&a).unwrap();
+    assert_eq!(m.next_token_logits(&a[..shared]).unwrap(), fresh_prefix);
+}

@@ -291,7 +291,54 @@ pub enum Error {
         /// Entities in the file.
         found_entities: usize,
     },
+    /// The language model failed while scoring a prompt.
+    #[error("the language model failed on {what}: {source}")]
+    Model {
+        /// What was being scored (`"row 12, method kg-text"`, `"the letter tokens"`).
+        what: String,
+        /// The model's error.
+        #[source]
+        source: pgraphrag_llm::LlmError,
+    },
+    /// An option letter is not one token of the model's vocabulary, so its next-token
+    /// probability cannot be read.
+    #[error(
+        "option letter {letter:?} is {tokens} tokens for this model's tokenizer; letter scoring needs single-token letters (use another model or wrap)"
+    )]
+    LetterToken {
+        /// The letter (as it would be generated, e.g. `"A"` or `" A"`).
+        letter: String,
+        /// How many tokens it encodes to.
+        tokens: usize,
+    },
+    /// A scorer returned scores that cannot rank the options.
+    #[error("the scorer returned {problem}")]
+    ScoreOutput {
+        /// What is wrong (`"3 scores for 20 options"`, `"a NaN score"`).
+        problem: String,
+    },
+    /// The score cache file could not be opened (not SQLite, another kind of store, another
+    /// schema version, or no permission).
+    #[error(transparent)]
+    Store(Box<pgraphrag_store::Error>),
+    /// A query or write on the score cache failed.
+    #[error(
+        "score cache {path} failed (check permissions and free disk space, or delete the file to start afresh)"
+    )]
+    Sqlite {
+        /// The cache file.
+        path: PathBuf,
+        /// The SQLite error.
+        #[source]
+        source: rusqlite::Error,
+    },
 }
 
 /// `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<pgraphrag_store::Error> for Error {
+    fn from(e: pgraphrag_store::Error) -> Self {
+        Error::Store(Box::new(e))
+    }
+}

@@ -48,32 +48,44 @@
 //! ```
 #![deny(missing_docs)]
 
+mod cache;
 mod candidates;
 mod error;
+mod eval;
 mod index;
+mod kaping;
 mod kg;
 mod link;
 mod ml100k;
 mod ml1m;
 mod popularity;
+mod prompt;
 mod retrieve;
 mod rows;
+mod score;
+mod setup;
 mod text;
 mod title;
 
+pub use cache::{CachedScorer, ScoreCache};
 pub use candidates::{CandidateSampler, CandidateSet, Interacted, LETTERS};
 pub use error::{Error, Result};
+pub use eval::{EvalConfig, Method, MethodSummary, Recommender, ScoredRow, summarize};
 pub use index::{
     Aggregation, ExactIndex, HopVectors, INDEX_FORMAT_VERSION, IndexOptions, Subgraph, SubgraphHit,
     SubgraphIndex, kg_fingerprint,
 };
+pub use kaping::{Kaping, ScoredTriple};
 pub use kg::{KgReport, MovieKg, build_kg};
 pub use link::{KgLink, LinkReport, link_ml1m};
 pub use ml1m::{Ml1m, Ml1mRow};
 pub use ml100k::{Interaction, ML100K_FILES, Ml100k, Triple};
 pub use popularity::{Counted, Popularity, PopularityGate, Take};
+pub use prompt::{FACTS_PREAMBLE, PromptStyle, instruction, triple_line, with_facts};
 pub use retrieve::{
     KgRetriever, Rerank, Retrieval, RetrievedSubgraph, RowKnowledge, history_prompt, ml100k_titles,
 };
 pub use rows::{LeaveOneOut, Row, leave_one_out};
+pub use score::{GgufLetterScorer, LetterScorer, Wrap, random_scores, ranking};
+pub use setup::{Dataset, Done, EvalData, evaluate};
 pub use title::{Movie, display_title, normalize_title, split_title_year};

@@ -351,8 +351,14 @@ impl GgufModel {
         Ok(ids)
     }
 
-    /// The next-token logits (one per vocabulary entry, f32) after the prompt `ids`, computed
+    /// The next-token logits (one per vocabulary entry, f32) after the prompt `ids`, as computed
     /// from an empty KV cache. Useful for scoring and for comparing engines.
+    ///
+    /// On the native engine with [`Prefill::Rowwise`] the KV cache of the longest prefix shared
+    /// with a recent prompt (scored or generated) is reused, and `ids` is remembered for the
+    /// next call: the logits are bit-identical to computing the whole prompt (a token's
+    /// activations do not depend on how the prompt is split), only faster when prompts share
+    /// a beginning. [`GgufModel::clear_prefix_cache`] forgets them.
     ///
     /// ```no_run
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -374,10 +380,22 @@ impl GgufModel {
             });
         }
         let mut weights = self.lock()?;
+        let err = |e| LlmError::model(format!("processing the {}-token prompt", ids.len()), e);
+        if let Some(model) = weights.native_mut() {
+            model.reserve(ids.len() + 1);
+            let pool = model.pool();
+            return pool.install(|| {
+                let mut seq = model.cached_prefix(ids);
+                let kept = seq.len();
+                let mut logits = model
+                    .step(&mut [&mut seq], &[&ids[kept..]], true)
+                    .map_err(|e| err(e.into()))?;
+                model.remember(ids, &seq);
+                Ok(logits.pop().unwrap_or_default())
+            });
+        }
         weights.reset();
-        weights
-            .forward(ids, 0)
-            .map_err(|e| LlmError::model(format!("processing the {}-token prompt", ids.len()), e))
+        weights.forward(ids, 0).map_err(err)
     }
 }
 

@@ -1,0 +1,495 @@
+//! `pgraphrag recsys`: K-RagRec (knowledge-graph RAG for LLM recommendation). `index` builds
+//! the hop-field sub-graph index of the ML-100K Freebase KG; `eval` scores the inference-only
+//! methods on ML-100K or the ML-1M slice, resumably, and prints ACC and Recall@k.
+//!
+//! The recipe (rows, candidate sets, prompts, retrieval, scoring, metrics) is
+//! `pgraphrag_recsys`; this module parses flags, opens files and renders progress and tables.
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use pgraphrag_llm::{GgufModel, GgufOptions};
+use pgraphrag_recsys::{
+    Aggregation, CachedScorer, Dataset, Done, EvalConfig, EvalData, ExactIndex, GgufLetterScorer,
+    HopVectors, IndexOptions, Kaping, KgRetriever, Method, MethodSummary, Ml1m, Ml100k,
+    PromptStyle, Recommender, Retrieval, ScoreCache, ScoredRow, Wrap, build_kg, evaluate,
+    summarize,
+};
+use pgraphrag_retrieval::dense::{BertEncoder, EncoderOptions};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{OrUsage, usage};
+use crate::progress::Bar;
+
+/// Arguments of `pgraphrag recsys`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Sub,
+}
+
+#[derive(clap::Subcommand)]
+enum Sub {
+    /// Build the hop-field sub-graph index of the ML-100K KG and save it.
+    Index(IndexArgs),
+    /// Score the inference-only methods (none, kg-text, kaping, random) and print ACC and
+    /// Recall@k with bootstrap intervals.
+    Eval(Box<EvalArgs>),
+}
+
+/// Message passing of the index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum AggregationArg {
+    /// The paper's parameter-free mean with relation vectors (default).
+    Mean,
+    /// The released code's untrained sym-normalised GCN (seed 0).
+    Released,
+}
+
+impl From<AggregationArg> for Aggregation {
+    fn from(a: AggregationArg) -> Self {
+        match a {
+            AggregationArg::Mean => Aggregation::Mean,
+            AggregationArg::Released => Aggregation::ReleasedGcn { seed: 0 },
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct IndexArgs {
+    /// The ML-100K folder (ml-100k.inter, .item, .kg, .link; scripts/fetch-corpora.sh).
+    #[arg(long)]
+    ml100k: PathBuf,
+    /// BERT encoder folder (e.g. models/all-MiniLM-L6-v2).
+    #[arg(long)]
+    encoder: PathBuf,
+    /// Index file to write.
+    #[arg(long)]
+    out: PathBuf,
+    /// Message passing.
+    #[arg(long, value_enum, default_value = "mean")]
+    aggregation: AggregationArg,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum DatasetArg {
+    Ml100k,
+    Ml1m,
+}
+
+#[derive(clap::Args)]
+struct EvalArgs {
+    /// Which rows: ML-100K leave-one-out or the ML-1M slice.
+    #[arg(long, value_enum)]
+    dataset: DatasetArg,
+    /// The ML-100K folder (its KG serves both datasets).
+    #[arg(long)]
+    ml100k: PathBuf,
+    /// The ML-1M slice folder (movies.dat, test_filtered.csv, movies_id_name.txt); needed
+    /// with --dataset ml1m.
+    #[arg(long)]
+    ml1m: Option<PathBuf>,
+    /// BERT encoder folder (retrieval queries, KAPING triples).
+    #[arg(long)]
+    encoder: PathBuf,
+    /// The index file: loaded when it exists, else built and saved there.
+    #[arg(long)]
+    index: PathBuf,
+    /// Message passing when the index is built.
+    #[arg(long, value_enum, default_value = "mean")]
+    aggregation: AggregationArg,
+    /// GGUF model that scores the option letters.
+    #[arg(long)]
+    model: PathBuf,
+    /// Rows file (JSON lines, one per row, method and M); appended to, and what it already
+    /// holds is not scored again.
+    #[arg(long)]
+    out: PathBuf,
+    /// Score cache (SQLite); default: the rows file with `.scores.sqlite` appended.
+    #[arg(long)]
+    cache: Option<PathBuf>,
+    /// First row index (the released evaluation uses ML-1M rows 9000..10000).
+    #[arg(long, default_value_t = 0)]
+    start: usize,
+    /// Number of rows.
+    #[arg(long)]
+    rows: usize,
+    /// Candidate-set sizes.
+    #[arg(long, value_delimiter = ',', default_value = "20,10")]
+    m: Vec<usize>,
+    /// Methods.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "none,kg-text,kaping,random"
+    )]
+    methods: Vec<String>,
+    /// Instruction wording: paper, released-eval or released-train.
+    #[arg(long, default_value = "paper")]
+    style: String,
+    /// How the instruction reaches the model: chat or llama2-inst.
+    #[arg(long, default_value = "chat")]
+    wrap: String,
+    /// Retrieval settings: paper or released.
+    #[arg(long, default_value = "paper")]
+    retrieval: String,
+    /// Candidate sampling seed.
+    #[arg(long, default_value_t = 2025)]
+    seed: u64,
+    /// Triples in a KG-Text prompt, and KAPING's k.
+    #[arg(long, default_value_t = 10)]
+    max_triples: usize,
+    /// Write results.md and results.json (the table below) into this folder.
+    #[arg(long)]
+    results: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// Runs `pgraphrag recsys`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.command {
+        Sub::Index(a) => index(a),
+        Sub::Eval(a) => eval(*a),
+    }
+}
+
+fn encoder(dir: &Path) -> anyhow::Result<(BertEncoder, String)> {
+    let e = BertEncoder::load_with(
+        dir,
+        EncoderOptions {
+            normalize: true,
+            ..EncoderOptions::default()
+        },
+    )
+    .with_context(|| format!("loading the encoder {}", dir.display()))
+    .or_usage()?;
+    let id = e.fingerprint()?;
+    Ok((e, id))
+}
+
+fn index(a: IndexArgs) -> anyhow::Result<()> {
+    let ml = Ml100k::load(&a.ml100k).or_usage()?;
+    let kg = build_kg(&ml)?;
+    let (enc, id) = encoder(&a.encoder)?;
+    let t = Instant::now();
+    let opts = IndexOptions {
+        aggregation: a.aggregation.into(),
+        ..IndexOptions::default()
+    };
+    let v = HopVectors::build(&kg.graph, &enc, &id, &opts, &Bar::new(a.quiet))?;
+    let built = t.elapsed().as_secs_f64();
+    v.save(&a.out)?;
+    println!(
+        "index {}: {} entities, hops 0..={}, {} dims, {} message passing; built in {built:.2} s",
+        a.out.display(),
+        v.entities(),
+        v.max_hop(),
+        v.dim(),
+        v.aggregation().name()
+    );
+    Ok(())
+}
+
+/// What a rows file was made with; kept next to it (`ROWS.config.json`) so that a resumed
+/// run cannot mix settings.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct RunConfig {
+    dataset: DatasetArg,
+    model: String,
+    encoder: String,
+    aggregation: AggregationArg,
+    style: String,
+    wrap: String,
+    retrieval: String,
+    seed: u64,
+    max_triples: usize,
+}
+
+fn eval(a: EvalArgs) -> anyhow::Result<()> {
+    let style = PromptStyle::parse(&a.style).or_usage()?;
+    let wrap = Wrap::parse(&a.wrap).or_usage()?;
+    let retrieval = match a.retrieval.as_str() {
+        "paper" => Retrieval::paper(),
+        "released" => Retrieval::released(),
+        other => return Err(usage(format!("--retrieval {other:?}: paper or released"))),
+    };
+    let methods = a
+        .methods
+        .iter()
+        .map(|m| Method::parse(m))
+        .collect::<Result<Vec<_>, _>>()
+        .or_usage()?;
+    let ml = Ml100k::load(&a.ml100k).or_usage()?;
+    let kg = build_kg(&ml)?;
+    let mut data = match a.dataset {
+        DatasetArg::Ml100k => EvalData::ml100k(&ml, &kg)?,
+        DatasetArg::Ml1m => {
+            let dir = a
+                .ml1m
+                .as_ref()
+                .ok_or_else(|| usage("--dataset ml1m needs --ml1m DIR (the MovieLens-1M slice)"))?;
+            EvalData::ml1m(&Ml1m::load(dir).or_usage()?, &ml, &kg)?
+        }
+    };
+    data.slice(a.start, a.rows);
+    if data.rows.is_empty() {
+        bail!(usage(format!(
+            "no rows in {}..{} of the {} dataset",
+            a.start,
+            a.start + a.rows,
+            data.dataset.name()
+        )));
+    }
+    let samplers =
+        a.m.iter()
+            .map(|&m| data.sampler(m, a.seed))
+            .collect::<Result<Vec<_>, _>>()
+            .or_usage()?;
+
+    let (enc, enc_id) = encoder(&a.encoder)?;
+    let bar = Bar::new(a.quiet);
+    let vectors = if a.index.exists() {
+        HopVectors::load(&a.index, &enc_id, &kg.graph, Some(enc.dim())).or_usage()?
+    } else {
+        let opts = IndexOptions {
+            aggregation: a.aggregation.into(),
+            ..IndexOptions::default()
+        };
+        let v = HopVectors::build(&kg.graph, &enc, &enc_id, &opts, &bar)?;
+        v.save(&a.index)?;
+        eprintln!("built and saved the index {}", a.index.display());
+        v
+    };
+    let model = GgufModel::load(&a.model, GgufOptions::default())
+        .with_context(|| format!("loading the model {}", a.model.display()))
+        .or_usage()?;
+    let scorer = GgufLetterScorer::new(model, wrap);
+    let cache_path = a.cache.clone().unwrap_or_else(|| {
+        let mut p = a.out.clone().into_os_string();
+        p.push(".scores.sqlite");
+        p.into()
+    });
+    let cache = ScoreCache::open(&cache_path)?;
+    let scorer = CachedScorer::new(scorer, &cache);
+
+    let config = RunConfig {
+        dataset: a.dataset,
+        model: pgraphrag_recsys::LetterScorer::id(&scorer),
+        encoder: enc_id.clone(),
+        aggregation: match vectors.aggregation() {
+            Aggregation::Mean => AggregationArg::Mean,
+            _ => AggregationArg::Released,
+        },
+        style: style.name().into(),
+        wrap: wrap.name().into(),
+        retrieval: a.retrieval.clone(),
+        seed: a.seed,
+        max_triples: a.max_triples,
+    };
+    check_config(&a.out, &config)?;
+    let (earlier, torn) = read_rows(&a.out)?;
+    if torn {
+        eprintln!(
+            "{}: dropped a torn last line (an interrupted write; its score is in the cache)",
+            a.out.display()
+        );
+    }
+    let done: HashSet<Done> = earlier
+        .iter()
+        .map(|r| (r.row, r.method.clone(), r.candidates.len()))
+        .collect();
+
+    let index = ExactIndex::new(&vectors);
+    let retriever = KgRetriever::new(&kg.graph, &vectors, &index, &enc, retrieval)?;
+    let kaping = Kaping::new(&kg.graph, &enc, a.max_triples)?;
+    let rec = Recommender {
+        kg: &kg.graph,
+        entities: &data.entities,
+        retriever: &retriever,
+        kaping: &kaping,
+        popularity: &data.popularity,
+        titles: &data.titles,
+        config: EvalConfig {
+            style,
+            max_triples: a.max_triples,
+            ..EvalConfig::default()
+        },
+    };
+    let mut out = open_append(&a.out)?;
+    let t = Instant::now();
+    let mut new_rows = Vec::new();
+    let scored = evaluate(
+        &rec,
+        &data,
+        &scorer,
+        &methods,
+        &samplers,
+        &done,
+        &bar,
+        &mut |r| {
+            let line = serde_json::to_string(&r).expect("a scored row serialises");
+            writeln!(out, "{line}")
+                .and_then(|_| out.flush())
+                .map_err(|e| pgraphrag_recsys::Error::ScoreOutput {
+                    problem: format!("a row that could not be written to the rows file ({e})"),
+                })?;
+            new_rows.push(r);
+            Ok(())
+        },
+    )
+    .with_context(|| format!("evaluating into {}", a.out.display()))?;
+    eprintln!(
+        "scored {scored} (row, method, M) units in {:.1} s ({} from the score cache); {} were already in {}",
+        t.elapsed().as_secs_f64(),
+        scorer.hits(),
+        done.len(),
+        a.out.display()
+    );
+    let wanted: HashSet<usize> = data.rows.iter().map(|(i, _)| *i).collect();
+    let names: HashSet<&str> = methods.iter().map(|m| m.name()).collect();
+    let mut all: Vec<ScoredRow> = earlier;
+    all.extend(new_rows);
+    all.retain(|r| {
+        wanted.contains(&r.row)
+            && names.contains(r.method.as_str())
+            && a.m.contains(&r.candidates.len())
+    });
+    let summary = summarize(&all, &[3, 5, 10], 1000, 0.95, 0)?;
+    let table = render(&summary, data.dataset, &config);
+    print!("{table}");
+    if let Some(dir) = &a.results {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::write(dir.join("results.md"), &table)?;
+        let json = serde_json::json!({ "config": config, "summary": summary });
+        std::fs::write(
+            dir.join("results.json"),
+            serde_json::to_string_pretty(&json)? + "\n",
+        )?;
+    }
+    Ok(())
+}
+
+fn check_config(out: &Path, config: &RunConfig) -> anyhow::Result<()> {
+    let mut p = out.as_os_str().to_owned();
+    p.push(".config.json");
+    let path = PathBuf::from(p);
+    if path.exists() {
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        let old: RunConfig = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a recsys run configuration", path.display()))
+            .or_usage()?;
+        if &old != config {
+            bail!(usage(format!(
+                "{} was made with other settings ({old:?}; now {config:?}); pass another --out",
+                out.display()
+            )));
+        }
+    } else {
+        if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(&path, serde_json::to_string_pretty(config)? + "\n")?;
+    }
+    Ok(())
+}
+
+/// The rows already in `path` (none when it does not exist), and whether a torn last line
+/// (no newline, unparsable) was dropped. Any other unreadable line is an error naming it.
+fn read_rows(path: &Path) -> anyhow::Result<(Vec<ScoredRow>, bool)> {
+    let Ok(f) = File::open(path) else {
+        return Ok((Vec::new(), false));
+    };
+    let text = {
+        let mut s = String::new();
+        for line in BufReader::new(f).lines() {
+            s.push_str(&line.with_context(|| format!("reading {}", path.display()))?);
+            s.push('\n');
+        }
+        s
+    };
+    let complete = std::fs::read(path)?.last().is_none_or(|&b| b == b'\n');
+    let lines: Vec<&str> = text.lines().collect();
+    let mut rows = Vec::with_capacity(lines.len());
+    let mut torn = false;
+    for (i, line) in lines.iter().enumerate() {
+        match serde_json::from_str::<ScoredRow>(line) {
+            Ok(r) => rows.push(r),
+            Err(_) if i + 1 == lines.len() && !complete => torn = true,
+            Err(e) => {
+                return Err(usage(format!(
+                    "{}:{}: not a scored row ({e}); pass another --out",
+                    path.display(),
+                    i + 1
+                )));
+            }
+        }
+    }
+    if torn {
+        // Rewrite without the torn line, so the next appended row starts on its own line.
+        let keep: String = lines[..lines.len() - 1]
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(path, keep)?;
+    }
+    Ok((rows, torn))
+}
+
+fn open_append(path: &Path) -> anyhow::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening {} for appending", path.display()))
+        .or_usage()
+}
+
+fn render(summary: &[MethodSummary], dataset: Dataset, config: &RunConfig) -> String {
+    let mut s = format!(
+        "K-RagRec inference-only methods on {} ({}; prompt {}, wrap {}, retrieval {}, seed {}). \
+         Bootstrap 95% intervals, 1,000 resamples of the rows.\n\n\
+         | method | M | rows | with knowledge | chance (1/M) | ACC | R@3 | R@5 | R@10 |\n\
+         |---|---:|---:|---:|---:|---|---|---|---|\n",
+        dataset.name(),
+        config.model,
+        config.style,
+        config.wrap,
+        config.retrieval,
+        config.seed
+    );
+    for m in summary {
+        let cell = |v: f64, i: &[f64; 2]| format!("{v:.3} [{:.3}, {:.3}]", i[0], i[1]);
+        let r = |k: usize| {
+            m.recall
+                .iter()
+                .position(|(kk, _)| *kk == k)
+                .map_or("–".to_string(), |j| {
+                    cell(m.recall[j].1, &m.intervals[j + 1])
+                })
+        };
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {:.3} | {} | {} | {} | {} |\n",
+            m.method,
+            m.m,
+            m.rows,
+            m.with_knowledge,
+            1.0 / m.m as f64,
+            cell(m.acc, &m.intervals[0]),
+            r(3),
+            r(5),
+            r(10)
+        ));
+    }
+    s
+}
