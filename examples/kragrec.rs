@@ -71,7 +71,7 @@ fn main() -> anyhow::Result<()> {
     let retriever = KgRetriever::new(&kg.graph, &vectors, &index, &encoder, Retrieval::paper())?;
     let kaping = Kaping::new(&kg.graph, &encoder, 10)?;
     println!(
-        "{} rows, M = {m}; KG {} entities, {} triples",
+        "{} row(s), M = {m}; KG {} entities, {} triples",
         data.rows.len(),
         kg.graph.entity_count(),
         kg.graph.edge_count()
