@@ -82,15 +82,7 @@ fn main() -> anyhow::Result<()> {
         .with_context(|| format!("{} (scripts/fetch-llms.sh)", model_path.display()))?;
     let cache = ScoreCache::in_memory()?;
     let scorer = CachedScorer::new(GgufLetterScorer::new(model, Wrap::Chat), &cache);
-    let rec = Recommender {
-        kg: &kg.graph,
-        entities: &data.entities,
-        retriever: &retriever,
-        kaping: &kaping,
-        popularity: &data.popularity,
-        titles: &data.titles,
-        config: EvalConfig::default(),
-    };
+    let rec = Recommender::over(&data, &retriever, &kaping, EvalConfig::default());
     let mut scored = Vec::new();
     evaluate(
         &rec,

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """K-RagRec's knowledge sub-graph retrieval in Python (sentence-transformers on torch CPU, torch
 sparse message passing, cosine top-k): the speed and parity reference for pgraphrag-recsys
-(crates/recsys/src/retrieve.rs, crates/recsys/benches/kragrec_retrieval.rs, docs/kragrec.md,
-docs/kragrec_speed.md). Driven by scripts/bench_kragrec.sh, which runs the Rust bench on the same
+(crates/recsys/src/retrieve.rs, crates/recsys/benches/kragrec_retrieval.rs; results in
+docs/kragrec.md, "Retrieval speed"). Driven by scripts/bench_kragrec.sh, which runs the Rust bench on the same
 rows and prints the ratios. Written for this comparison from the released code's description
 (czt6666/K-RagRec original_verify/retrieve.py, src/processing_kg/index_KG.py); nothing is copied.
 

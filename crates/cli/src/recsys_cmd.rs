@@ -6,7 +6,7 @@
 //! `pgraphrag_recsys`; this module parses flags, opens files and renders progress and tables.
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -312,19 +312,12 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
     let index = ExactIndex::new(&vectors);
     let retriever = KgRetriever::new(&kg.graph, &vectors, &index, &enc, retrieval)?;
     let kaping = Kaping::new(&kg.graph, &enc, a.max_triples)?;
-    let rec = Recommender {
-        kg: &kg.graph,
-        entities: &data.entities,
-        retriever: &retriever,
-        kaping: &kaping,
-        popularity: &data.popularity,
-        titles: &data.titles,
-        config: EvalConfig {
-            style,
-            max_triples: a.max_triples,
-            ..EvalConfig::default()
-        },
+    let prompts = EvalConfig {
+        style,
+        max_triples: a.max_triples,
+        ..EvalConfig::default()
     };
+    let rec = Recommender::over(&data, &retriever, &kaping, prompts);
     let mut out = open_append(&a.out)?;
     let t = Instant::now();
     let mut new_rows = Vec::new();
@@ -407,41 +400,36 @@ fn check_config(out: &Path, config: &RunConfig) -> anyhow::Result<()> {
 /// The rows already in `path` (none when it does not exist), and whether a torn last line
 /// (no newline, unparsable) was dropped. Any other unreadable line is an error naming it.
 fn read_rows(path: &Path) -> anyhow::Result<(Vec<ScoredRow>, bool)> {
-    let Ok(f) = File::open(path) else {
-        return Ok((Vec::new(), false));
-    };
-    let text = {
-        let mut s = String::new();
-        for line in BufReader::new(f).lines() {
-            s.push_str(&line.with_context(|| format!("reading {}", path.display()))?);
-            s.push('\n');
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), false)),
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("reading {}; pass another --out", path.display()))
+                .or_usage();
         }
-        s
     };
-    let complete = std::fs::read(path)?.last().is_none_or(|&b| b == b'\n');
-    let lines: Vec<&str> = text.lines().collect();
-    let mut rows = Vec::with_capacity(lines.len());
-    let mut torn = false;
-    for (i, line) in lines.iter().enumerate() {
-        match serde_json::from_str::<ScoredRow>(line) {
-            Ok(r) => rows.push(r),
-            Err(_) if i + 1 == lines.len() && !complete => torn = true,
-            Err(e) => {
-                return Err(usage(format!(
-                    "{}:{}: not a scored row ({e}); pass another --out",
-                    path.display(),
-                    i + 1
-                )));
-            }
-        }
+    // Everything up to the last newline is whole lines; what follows it is a torn write.
+    let whole = text.rfind('\n').map_or(0, |i| i + 1);
+    let mut rows = Vec::new();
+    for (i, line) in text[..whole].lines().enumerate() {
+        rows.push(serde_json::from_str::<ScoredRow>(line).map_err(|e| {
+            usage(format!(
+                "{}:{}: not a scored row ({e}); pass another --out",
+                path.display(),
+                i + 1
+            ))
+        })?);
     }
+    let torn = whole < text.len();
     if torn {
-        // Rewrite without the torn line, so the next appended row starts on its own line.
-        let keep: String = lines[..lines.len() - 1]
-            .iter()
-            .map(|l| format!("{l}\n"))
-            .collect();
-        std::fs::write(path, keep)?;
+        // Cut the torn tail off in place (no rewrite that a kill could interrupt), so the next
+        // appended row starts on its own line.
+        OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(whole as u64))
+            .with_context(|| format!("cutting the torn last line off {}", path.display()))?;
     }
     Ok((rows, torn))
 }
@@ -492,4 +480,41 @@ fn render(summary: &[MethodSummary], dataset: Dataset, config: &RunConfig) -> St
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_rows;
+
+    const ROW: &str = r#"{"row":0,"user_id":1,"method":"none","history":[1],"candidates":[2,3],"target":2,"scores":[0.5,0.1],"retrieved":[]}"#;
+
+    #[test]
+    fn a_torn_last_line_is_cut_off_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.jsonl");
+        // Two whole rows, then a write killed half way (even one that parses is not whole
+        // without its newline: the next row would be appended onto it).
+        std::fs::write(&path, format!("{ROW}\n{ROW}\n{ROW}")).unwrap();
+        let (rows, torn) = read_rows(&path).unwrap();
+        assert_eq!((rows.len(), torn), (2, true));
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{ROW}\n{ROW}\n")
+        );
+        let (rows, torn) = read_rows(&path).unwrap();
+        assert_eq!((rows.len(), torn), (2, false));
+    }
+
+    #[test]
+    fn a_bad_whole_line_names_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.jsonl");
+        std::fs::write(&path, format!("{ROW}\nnot json\n")).unwrap();
+        let e = read_rows(&path).unwrap_err().to_string();
+        assert!(e.contains("rows.jsonl:2: not a scored row"), "{e}");
+        assert_eq!(
+            read_rows(&dir.path().join("none.jsonl")).unwrap().0.len(),
+            0
+        );
+    }
 }

@@ -20,10 +20,8 @@
 //! * `PGRAPHRAG_BENCH_AGGREGATION`: `mean` (default) or `released` (the untrained GCN).
 //! * `PGRAPHRAG_BENCH_GATES`: `paper,none` (default) or either.
 //! * `PGRAPHRAG_BENCH_PROFILE`: `1` (default) also times the phases of a row (gate, query
-//!   encoding, cosine scan, top-K sort, re-ranking, ego expansion) in a second, untimed-for-
-//!   the-headline pass through the public API, and two alternatives measured on the same
-//!   scores (a linear top-K selection; one f32 pass over a hop's matrix for all of a row's
-//!   queries); `0` skips it.
+//!   encoding, top-K search, re-ranking, ego expansion) in a second, untimed-for-the-headline
+//!   pass through the public API; `0` skips it.
 //!
 //! Prints `key=value` lines (prefix `rs_`).
 use std::collections::{BTreeMap, HashSet};
@@ -31,11 +29,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use pgraphrag_core::{Encoder, NoProgress, TieOrder, top_k};
-use pgraphrag_graph::kg::EntityId;
 use pgraphrag_recsys::{
     Aggregation, Counted, ExactIndex, HopVectors, IndexOptions, KgRetriever, Ml100k, MovieKg,
-    Popularity, PopularityGate, Retrieval, Row, Subgraph, build_kg, history_prompt, leave_one_out,
-    ml100k_titles,
+    Popularity, PopularityGate, Retrieval, Row, Subgraph, SubgraphIndex, build_kg, history_prompt,
+    leave_one_out, ml100k_titles,
 };
 use pgraphrag_retrieval::dense::{BertEncoder, EncoderOptions};
 use serde_json::{Value, json};
@@ -147,7 +144,11 @@ fn main() -> BoxResult<()> {
     };
     let t = Instant::now();
     let vectors = HopVectors::build(&kg.graph, &encoder, &model, &opts, &NoProgress)?;
-    let t_build = t.elapsed().as_secs_f64();
+    let t_vectors = t.elapsed().as_secs_f64();
+    // The search index over them (finding each hop's distinct vectors) is part of the build.
+    let t = Instant::now();
+    let index = ExactIndex::new(&vectors);
+    let t_build = t_vectors + t.elapsed().as_secs_f64();
     print!("rs_index_build_s={t_build:.3}");
     if profile {
         // The encoding part alone, the same texts in the same batches.
@@ -167,11 +168,11 @@ fn main() -> BoxResult<()> {
         print!(
             " rs_index_texts={} rs_index_encode_s={t_enc:.3} rs_index_propagate_s={:.3}",
             texts.len(),
-            (t_build - t_enc).max(0.0)
+            (t_vectors - t_enc).max(0.0)
         );
+        print!(" rs_index_search_setup_s={:.3}", t_build - t_vectors);
     }
     println!();
-    let index = ExactIndex::new(&vectors);
 
     let mut out_gates = serde_json::Map::new();
     let mut means = BTreeMap::new();
@@ -250,9 +251,6 @@ fn main() -> BoxResult<()> {
             1.0 - on / off
         );
     }
-    if profile {
-        distinct_vectors(&vectors);
-    }
     if let Some(path) = std::env::var_os("PGRAPHRAG_BENCH_OUT") {
         let doc = json!({"side": "rust", "aggregation": aggregation.name(), "gates": out_gates});
         std::fs::write(&path, serde_json::to_vec(&doc)?)?;
@@ -261,7 +259,7 @@ fn main() -> BoxResult<()> {
 }
 
 /// The phases of one row timed apart, through the public API (the same steps as
-/// `KgRetriever::retrieve`, checked against it), plus two alternatives on the same data.
+/// `KgRetriever::retrieve`, checked against it).
 struct Profiler<'a> {
     kg: &'a MovieKg,
     vectors: &'a HopVectors,
@@ -276,19 +274,9 @@ struct Profiler<'a> {
 struct Phases {
     gate: f64,
     encode: f64,
-    scan: f64,
-    sort: f64,
+    search: f64,
     rerank: f64,
     ego: f64,
-    // Alternatives, not part of the sum.
-    select_linear: f64,
-    scan_f64_lanes: f64,
-    scan_f64_batched: f64,
-    scan_f32_batched: f64,
-    linear_same: usize,
-    f64_lanes_same: usize,
-    f64_batched_same: usize,
-    f32_same: usize,
     searches: usize,
 }
 
@@ -322,75 +310,19 @@ impl Profiler<'_> {
             let (items_q, prompt_q) = qs.split_at(selected.len());
             let prompt_q = unit(prompt_q[0]);
 
-            let mut hits: Vec<Vec<Vec<(usize, f64)>>> = Vec::new(); // hop → item → top K
+            let t = Instant::now();
+            let mut hits = Vec::new(); // hop → item → top K
             for hop in self.config.hops.clone() {
-                let mut per_item = Vec::new();
-                for q in items_q {
-                    let t = Instant::now();
-                    let scores = self.index.scores(hop, q)?;
-                    ph.scan += t.elapsed().as_secs_f64();
-                    let t = Instant::now();
-                    let top: Vec<(usize, f64)> =
-                        top_k(&scores, Some(self.config.top_k), TieOrder::InputOrder)
-                            .into_iter()
-                            .map(|s| (s.item, s.score))
-                            .collect();
-                    ph.sort += t.elapsed().as_secs_f64();
-                    let t = Instant::now();
-                    let lin = linear_top_k(&scores, self.config.top_k);
-                    ph.select_linear += t.elapsed().as_secs_f64();
-                    ph.linear_same += usize::from(lin == top);
-                    // The same f64 scan with eight independent accumulators.
-                    let t = Instant::now();
-                    let qn = unit(q);
-                    let lanes: Vec<f64> = self
-                        .vectors
-                        .hop_matrix(hop)
-                        .unwrap_or_default()
-                        .chunks_exact(d)
-                        .map(|r| dot64_lanes(&qn, r))
-                        .collect();
-                    let lanes_top = linear_top_k(&lanes, self.config.top_k);
-                    ph.scan_f64_lanes += t.elapsed().as_secs_f64();
-                    ph.f64_lanes_same += usize::from(
-                        lanes_top.iter().map(|x| x.0).collect::<Vec<_>>()
-                            == top.iter().map(|x| x.0).collect::<Vec<_>>(),
-                    );
-                    ph.searches += 1;
-                    per_item.push(top);
-                }
-                // The alternative scans: one pass over the hop's matrix for all the row's
-                // queries, f64 with eight accumulators, then f32.
-                let same = |a: &[Vec<(usize, f64)>], b: &[Vec<(usize, f64)>]| {
-                    a.iter()
-                        .zip(b)
-                        .filter(|(x, y)| x.iter().map(|p| p.0).eq(y.iter().map(|p| p.0)))
-                        .count()
-                };
-                let m = self.vectors.hop_matrix(hop).unwrap_or_default();
-                let t = Instant::now();
-                let f64_top = batched_top_k(m, d, items_q, self.config.top_k, dot64_lanes);
-                ph.scan_f64_batched += t.elapsed().as_secs_f64();
-                ph.f64_batched_same += same(&f64_top, &per_item);
-                let t = Instant::now();
-                let f32_top = batched_top_k(m, d, items_q, self.config.top_k, |a, b| {
-                    f64::from(dot32(a, b))
-                });
-                ph.scan_f32_batched += t.elapsed().as_secs_f64();
-                ph.f32_same += same(&f32_top, &per_item);
-                hits.push(per_item);
+                hits.push(self.index.top_k_batch(hop, items_q, self.config.top_k)?);
+                ph.searches += items_q.len();
             }
+            ph.search += t.elapsed().as_secs_f64();
             let t = Instant::now();
             let mut first: BTreeMap<Subgraph, u32> = BTreeMap::new();
             for (k, &item) in selected.iter().enumerate() {
-                for (hop, per_item) in self.config.hops.clone().zip(&hits) {
-                    for &(c, _) in &per_item[k] {
-                        first
-                            .entry(Subgraph {
-                                hop,
-                                centre: EntityId(c as u32),
-                            })
-                            .or_insert(item);
+                for per_item in &hits {
+                    for h in &per_item[k] {
+                        first.entry(h.subgraph).or_insert(item);
                     }
                 }
             }
@@ -400,7 +332,7 @@ impl Profiler<'_> {
                 .map(|s| {
                     self.vectors
                         .vector(s.hop, s.centre)
-                        .map_or(0.0, |v| dot64(&prompt_q, v))
+                        .map_or(0.0, |v| dot_lanes(&prompt_q, v))
                 })
                 .collect();
             let keep: Vec<Subgraph> = top_k(&scores, Some(self.config.top_n), TieOrder::InputOrder)
@@ -431,34 +363,17 @@ impl Profiler<'_> {
         let n = active.max(1) as f64;
         let ms = |x: f64| x * 1e3 / n;
         println!(
-            "{key}_phase_gate_ms={:.3} {key}_phase_encode_ms={:.3} {key}_phase_scan_ms={:.3} {key}_phase_sort_ms={:.3} \
-             {key}_phase_rerank_ms={:.3} {key}_phase_ego_ms={:.3} (means over {active} rows with retrieval; {} cosine scans of {} entities)",
+            "{key}_phase_gate_ms={:.3} {key}_phase_encode_ms={:.3} {key}_phase_search_ms={:.3} \
+             {key}_phase_rerank_ms={:.3} {key}_phase_ego_ms={:.3} {key}_profile_mismatches={mismatches} \
+             (means over {active} rows with retrieval; {} searches of {} entities, scanning {:?} distinct vectors per hop)",
             ms(ph.gate),
             ms(ph.encode),
-            ms(ph.scan),
-            ms(ph.sort),
+            ms(ph.search),
             ms(ph.rerank),
             ms(ph.ego),
             ph.searches,
             self.vectors.entities(),
-        );
-        println!(
-            "{key}_alt_linear_select_ms={:.3} {key}_alt_linear_select_same={}/{} \
-             {key}_alt_f64_lanes_scan_select_ms={:.3} {key}_alt_f64_lanes_same_top_k={}/{} \
-             {key}_alt_f64_batched_scan_select_ms={:.3} {key}_alt_f64_batched_same_top_k={}/{} \
-             {key}_alt_f32_batched_scan_select_ms={:.3} {key}_alt_f32_same_top_k={}/{} {key}_profile_mismatches={mismatches}",
-            ms(ph.select_linear),
-            ph.linear_same,
-            ph.searches,
-            ms(ph.scan_f64_lanes),
-            ph.f64_lanes_same,
-            ph.searches,
-            ms(ph.scan_f64_batched),
-            ph.f64_batched_same,
-            ph.searches,
-            ms(ph.scan_f32_batched),
-            ph.f32_same,
-            ph.searches,
+            self.index.scanned_rows(),
         );
         Ok(())
     }
@@ -481,118 +396,12 @@ fn unit(v: &[f32]) -> Vec<f32> {
         .collect()
 }
 
-fn dot64(a: &[f32], b: &[f32]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(&x, &y)| f64::from(x) * f64::from(y))
-        .sum()
-}
-
-/// Whether `(a, i)` ranks before `(b, j)` in `top_k`'s `TieOrder::InputOrder`: higher score
-/// first, NaN last, then the lower index.
-fn better(a: f64, i: usize, b: f64, j: usize) -> bool {
-    match b
-        .partial_cmp(&a)
-        .unwrap_or_else(|| a.is_nan().cmp(&b.is_nan()))
-    {
-        std::cmp::Ordering::Less => true,
-        std::cmp::Ordering::Greater => false,
-        std::cmp::Ordering::Equal => i < j,
-    }
-}
-
-/// The best `k` by one pass keeping a sorted buffer of `k` (what `top_k`'s full sort gives,
-/// ties to the lower index).
-fn linear_top_k(scores: &[f64], k: usize) -> Vec<(usize, f64)> {
-    let mut best: Vec<(usize, f64)> = Vec::with_capacity(k + 1);
-    for (i, &s) in scores.iter().enumerate() {
-        if best.len() == k && !better(s, i, best[k - 1].1, best[k - 1].0) {
-            continue;
-        }
-        let pos = best
-            .iter()
-            .position(|&(j, b)| better(s, i, b, j))
-            .unwrap_or(best.len());
-        best.insert(pos, (i, s));
-        best.truncate(k);
-    }
-    best
-}
-
-/// One pass over `matrix` (`n × d`, rows unit length) for every query (the matrix streamed
-/// from memory once, not once per query), `dot` per (row, query), queries normalised first, a
-/// linear top-`k` per query.
-fn batched_top_k(
-    matrix: &[f32],
-    d: usize,
-    queries: &[&[f32]],
-    k: usize,
-    dot: impl Fn(&[f32], &[f32]) -> f64,
-) -> Vec<Vec<(usize, f64)>> {
-    let qs: Vec<Vec<f32>> = queries.iter().map(|q| unit(q)).collect();
-    let mut best: Vec<Vec<(usize, f64)>> = vec![Vec::with_capacity(k + 1); qs.len()];
-    for (i, row) in matrix.chunks_exact(d).enumerate() {
-        for (q, b) in qs.iter().zip(best.iter_mut()) {
-            let s = dot(q, row);
-            if b.len() == k && !better(s, i, b[k - 1].1, b[k - 1].0) {
-                continue;
-            }
-            let pos = b
-                .iter()
-                .position(|&(j, x)| better(s, i, x, j))
-                .unwrap_or(b.len());
-            b.insert(pos, (i, s));
-            b.truncate(k);
-        }
-    }
-    best
-}
-
-/// `Σ aᵢ bᵢ` in f64 with eight independent accumulators (the library's `dot` is one chain).
-fn dot64_lanes(a: &[f32], b: &[f32]) -> f64 {
+/// `Σ aᵢ bᵢ` in f64, element `i` into lane `i mod 8`, lanes summed in order: the library's
+/// order, so the re-ranking here ties exactly as the retriever's.
+fn dot_lanes(a: &[f32], b: &[f32]) -> f64 {
     let mut acc = [0f64; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for ((s, &p), &q) in acc.iter_mut().zip(x).zip(y) {
-            *s += f64::from(p) * f64::from(q);
-        }
+    for (i, (&x, &y)) in a.iter().zip(b).enumerate() {
+        acc[i % 8] += f64::from(x) * f64::from(y);
     }
-    let tail: f64 = ra
-        .iter()
-        .zip(rb)
-        .map(|(&x, &y)| f64::from(x) * f64::from(y))
-        .sum();
-    acc.iter().sum::<f64>() + tail
-}
-
-fn dot32(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for ((s, &p), &q) in acc.iter_mut().zip(x).zip(y) {
-            *s += p * q;
-        }
-    }
-    let tail: f32 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
-    acc.iter().sum::<f32>() + tail
-}
-
-/// How many distinct vectors each hop holds (entities sharing a text, or a neighbourhood that
-/// reads the same, have bit-identical vectors): an upper bound on what deduplicating the scan
-/// would save.
-fn distinct_vectors(v: &HopVectors) {
-    let d = v.dim();
-    let counts: Vec<String> = (0..=v.max_hop())
-        .map(|hop| {
-            let m = v.hop_matrix(hop).unwrap_or_default();
-            let set: HashSet<Vec<u32>> = m
-                .chunks_exact(d)
-                .map(|r| r.iter().map(|x| x.to_bits()).collect())
-                .collect();
-            format!("rs_hop{hop}_distinct_vectors={}", set.len())
-        })
-        .collect();
-    println!("{} (of {} entities)", counts.join(" "), v.entities());
+    acc.iter().sum()
 }

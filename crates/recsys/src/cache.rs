@@ -83,7 +83,9 @@ impl ScoreCache {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The cached scores of `prompt` for `letters` under scorer `model`, if any.
+    /// The cached scores of `prompt` for `letters` under scorer `model`, if any. An entry that
+    /// cannot be read, or with a score count other than the letters', is an
+    /// [`Error::ScoreOutput`] naming the file (never silently scored again).
     pub fn get(&self, model: &str, letters: &[char], prompt: &str) -> Result<Option<Vec<f64>>> {
         let letters: String = letters.iter().collect();
         let json: Option<String> = self
@@ -95,15 +97,25 @@ impl ScoreCache {
             )
             .optional()
             .map_err(|e| self.sql(e))?;
-        json.map(|j| {
-            serde_json::from_str::<Vec<f64>>(&j).map_err(|e| Error::ScoreOutput {
+        let Some(j) = json else { return Ok(None) };
+        let scores = serde_json::from_str::<Vec<f64>>(&j).map_err(|e| Error::ScoreOutput {
+            problem: format!(
+                "an unreadable cached entry in {} ({e})",
+                self.path.display()
+            ),
+        })?;
+        if scores.len() != letters.chars().count() {
+            return Err(Error::ScoreOutput {
                 problem: format!(
-                    "an unreadable cached entry in {} ({e})",
-                    self.path.display()
+                    "a cached entry in {} with {} scores for the {} letters {letters} \
+                     (the file is damaged: delete it to score again)",
+                    self.path.display(),
+                    scores.len(),
+                    letters.chars().count()
                 ),
-            })
-        })
-        .transpose()
+            });
+        }
+        Ok(Some(scores))
     }
 
     /// Stores `scores` (replacing any entry with the same key).
@@ -192,9 +204,7 @@ impl<S: LetterScorer> LetterScorer for CachedScorer<'_, S> {
     }
 
     fn score(&self, prompt: &str, letters: &[char]) -> Result<Vec<f64>> {
-        if let Some(s) = self.cache.get(&self.id, letters, prompt)?
-            && s.len() == letters.len()
-        {
+        if let Some(s) = self.cache.get(&self.id, letters, prompt)? {
             self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return Ok(s);
         }

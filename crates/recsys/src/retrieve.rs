@@ -292,6 +292,16 @@ impl<'a> KgRetriever<'a> {
         })
     }
 
+    /// The knowledge graph it retrieves from.
+    ///
+    /// ```
+    /// # use pgraphrag_recsys::KgRetriever;
+    /// # fn f(r: &KgRetriever<'_>) -> usize { r.kg().entity_count() }
+    /// ```
+    pub fn kg(&self) -> &'a KnowledgeGraph {
+        self.kg
+    }
+
     /// The settings.
     ///
     /// ```

@@ -8,8 +8,9 @@ use pgraphrag_graph::kg::EntityId;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    CandidateSampler, CandidateSet, Counted, Error, LetterScorer, Method, Ml1m, Ml100k, MovieKg,
-    Popularity, Recommender, Result, Row, ScoredRow, leave_one_out, link_ml1m, ml100k_titles,
+    CandidateSampler, CandidateSet, Counted, Error, EvalConfig, Kaping, KgRetriever, LetterScorer,
+    Method, Ml1m, Ml100k, MovieKg, Popularity, Recommender, Result, Row, ScoredRow, leave_one_out,
+    link_ml1m, ml100k_titles,
 };
 
 /// Which dataset a run evaluates.
@@ -27,6 +28,34 @@ impl Dataset {
         match self {
             Dataset::Ml100k => "ml100k",
             Dataset::Ml1m => "ml1m",
+        }
+    }
+}
+
+impl<'a> Recommender<'a> {
+    /// The recommender for `data`: its entities, popularity and titles, `retriever` (and its
+    /// knowledge graph) for KG-Text, `kaping` for KAPING, prompts per `config`.
+    ///
+    /// ```
+    /// # use pgraphrag_recsys::{EvalConfig, EvalData, Kaping, KgRetriever, Recommender};
+    /// # fn f<'a>(d: &'a EvalData, r: &'a KgRetriever<'a>, k: &'a Kaping<'a>) -> Recommender<'a> {
+    /// Recommender::over(d, r, k, EvalConfig::default())
+    /// # }
+    /// ```
+    pub fn over(
+        data: &'a EvalData,
+        retriever: &'a KgRetriever<'a>,
+        kaping: &'a Kaping<'a>,
+        config: EvalConfig,
+    ) -> Self {
+        Recommender {
+            kg: retriever.kg(),
+            entities: &data.entities,
+            retriever,
+            kaping,
+            popularity: &data.popularity,
+            titles: &data.titles,
+            config,
         }
     }
 }

@@ -265,3 +265,27 @@ fn in_memory_misuse_is_typed() {
     // Users too short for a history are a counted skip.
     assert_eq!(leave_one_out(&[], 10).rows.len(), 0);
 }
+
+#[test]
+fn a_damaged_score_cache_entry_is_an_error_not_a_rescore() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scores.sqlite");
+    let cache = pgraphrag_recsys::ScoreCache::open(&path).unwrap();
+    // Two scores stored under three letters: what a damaged or hand-edited file holds.
+    cache.put("m", &['A', 'B', 'C'], "p", &[0.1, 0.2]).unwrap();
+    match cache.get("m", &['A', 'B', 'C'], "p") {
+        Err(Error::ScoreOutput { problem }) => {
+            assert!(problem.contains("scores.sqlite"), "{problem}");
+            assert!(
+                problem.contains("2 scores for the 3 letters ABC"),
+                "{problem}"
+            );
+        }
+        other => panic!("expected a ScoreOutput error, got {other:?}"),
+    }
+    assert_eq!(
+        cache.get("m", &['A', 'B'], "p").unwrap(),
+        None,
+        "another letter set is another key"
+    );
+}

@@ -10,6 +10,7 @@
 mod exact;
 mod file;
 mod gcn;
+mod scan;
 
 use pgraphrag_core::{Encoder, Progress};
 use pgraphrag_graph::kg::{EntityId, KnowledgeGraph};
@@ -17,6 +18,7 @@ use pgraphrag_graph::kg::{EntityId, KnowledgeGraph};
 pub use exact::ExactIndex;
 pub use file::INDEX_FORMAT_VERSION;
 pub use gcn::Aggregation;
+pub(crate) use scan::dot;
 
 use crate::{Error, Result};
 
@@ -387,14 +389,6 @@ pub(crate) fn normalize(v: &mut [f32]) {
             *x = (f64::from(*x) / n) as f32;
         }
     }
-}
-
-/// `Σ aᵢ bᵢ`, accumulated in f64.
-pub(crate) fn dot(a: &[f32], b: &[f32]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(&x, &y)| f64::from(x) * f64::from(y))
-        .sum()
 }
 
 /// A 64-bit FNV-1a hash, for fingerprints and the index file's checksum (not cryptographic).
