@@ -64,6 +64,26 @@ impl CpuFeatures {
         }
     }
 
+    /// These features with every AVX-512 one cleared: what an AVX2-only CPU (AMD Zen 2/3,
+    /// most Intel client CPUs) would report, for running and measuring the AVX2 kernels on a
+    /// CPU that has AVX-512 too.
+    ///
+    /// ```
+    /// use pgraphrag_core::simd::CpuFeatures;
+    /// let cpu = CpuFeatures::detect().without_avx512();
+    /// assert!(!cpu.avx512f() && !cpu.avx512());
+    /// assert_eq!(cpu.avx2_fma(), CpuFeatures::detect().avx2_fma());
+    /// ```
+    pub fn without_avx512(self) -> Self {
+        CpuFeatures {
+            avx512f: false,
+            avx512bw: false,
+            avx512vl: false,
+            avx512vnni: false,
+            ..self
+        }
+    }
+
     /// `avx512f` alone.
     pub fn avx512f(&self) -> bool {
         self.avx512f

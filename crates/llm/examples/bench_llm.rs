@@ -37,6 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--q8" => q8 = true,
             "--f32-activations" => activations = Activations::F32,
             "--portable-kernels" => kernels = Kernels::Portable,
+            "--avx2-kernels" => kernels = Kernels::Avx2,
             "--prefill" => {
                 prefill = match val()?.as_str() {
                     "rowwise" => Prefill::Rowwise,

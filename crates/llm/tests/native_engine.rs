@@ -302,22 +302,24 @@ fn native_is_refused_for_other_architectures_and_errors_are_clear() {
 }
 
 /// The portable kernels (what `Kernels::Portable` forces, as a CPU without SIMD extensions
-/// runs) compute exactly what the detected SIMD kernels compute under the default options
-/// (8-bit activations, row-wise prompts): the same logits, bit for bit, and the same tokens.
+/// runs) and the AVX2 ones (`Kernels::Avx2`, as an AVX2-only CPU runs) compute exactly what
+/// the detected SIMD kernels compute under the default options (8-bit activations, row-wise
+/// prompts): the same logits, bit for bit, and the same tokens.
 #[test]
-fn portable_kernels_are_bit_identical_to_the_detected_ones() {
+fn portable_and_avx2_kernels_are_bit_identical_to_the_detected_ones() {
     let auto = load_kernels(
         Engine::Native,
         Activations::Q8,
         Prefill::Rowwise,
         Kernels::Auto,
     );
-    let plain = load_kernels(
-        Engine::Native,
-        Activations::Q8,
-        Prefill::Rowwise,
-        Kernels::Portable,
-    );
+    for other in [Kernels::Portable, Kernels::Avx2] {
+        let plain = load_kernels(Engine::Native, Activations::Q8, Prefill::Rowwise, other);
+        same_as(&auto, &plain, other);
+    }
+}
+
+fn same_as(auto: &GgufModel, plain: &GgufModel, kernels: Kernels) {
     let params = GenParams {
         max_tokens: 12,
         temperature: 0.0,
@@ -331,13 +333,13 @@ fn portable_kernels_are_bit_identical_to_the_detected_ones() {
         );
         assert!(
             a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
-            "logits of {p:?}"
+            "{kernels:?}: logits of {p:?}"
         );
         let (ga, gb) = (
             auto.generate_full(&p, &params).unwrap(),
             plain.generate_full(&p, &params).unwrap(),
         );
-        assert_eq!(ga.tokens, gb.tokens, "tokens of {p:?}");
+        assert_eq!(ga.tokens, gb.tokens, "{kernels:?}: tokens of {p:?}");
     }
 }
 

@@ -149,6 +149,10 @@ pub enum Kernels {
     Auto,
     /// The portable kernels only (what a CPU without any SIMD extension runs).
     Portable,
+    /// At most the AVX2 + FMA kernels, never the AVX-512 ones: what an AVX2-only CPU (AMD
+    /// Zen 2/3, most Intel client CPUs) runs, for testing and timing that path on an AVX-512
+    /// CPU. On a CPU without AVX2 it is the portable set.
+    Avx2,
 }
 
 impl Kernels {
@@ -157,6 +161,7 @@ impl Kernels {
         match self {
             Kernels::Auto => pgraphrag_core::simd::CpuFeatures::detect(),
             Kernels::Portable => pgraphrag_core::simd::CpuFeatures::portable(),
+            Kernels::Avx2 => pgraphrag_core::simd::CpuFeatures::detect().without_avx512(),
         }
     }
 }
