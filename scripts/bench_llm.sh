@@ -6,7 +6,8 @@
 #   NATIVE_ONLY=1 skips the two candle rows; TG, REPS override the defaults.
 #   Rows: llama.cpp; native (default: 8-bit activations when decoding, as llama.cpp and candle);
 #   native-f32 (f32 activations); native-gemm (the gemm crate for prompts instead of the row-wise
-#   kernels); candle as stored; candle with Q8_0 weights.
+#   kernels); native-avx2 (on AVX-512 CPUs: the AVX2 kernels only); candle as stored; candle with Q8_0
+#   weights.
 #
 # llama.cpp comes from the prebuilt PyPI wheel `cyllama==0.2.18` (installed into .cache/bench-venv
 # on first use). Both engines get the same prompt (a ChatML-formatted raw prompt of ~400 tokens),
@@ -52,6 +53,10 @@ print("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained 
 PY
 
 export RAYON_NUM_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS"
+# On an AVX-512 CPU, also time the engine capped at its AVX2 kernels (`native-avx2`): what an AVX2-only
+# CPU runs. The llama.cpp wheel is an AVX2 + FMA build (no AVX-512 or VNNI instructions), so that row
+# against llama.cpp's is AVX2 code against AVX2 code on one CPU. AVX2_ROW= (empty) skips it.
+AVX2_ROW="${AVX2_ROW-$(grep -qw avx512f /proc/cpuinfo 2>/dev/null && echo 1 || true)}"
 : > "$WORK/results.jsonl"
 for r in $(seq 1 "$REPS"); do
   "$VENV/bin/python" "$ROOT/scripts/bench_llm.py" --model "$MODEL" --prompt-file "$WORK/prompt.txt" \
@@ -59,6 +64,9 @@ for r in $(seq 1 "$REPS"); do
   "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 --engine native >> "$WORK/results.jsonl"
   "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 --engine native --f32-activations >> "$WORK/results.jsonl"
   "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 --engine native --prefill gemm >> "$WORK/results.jsonl"
+  if [ -n "$AVX2_ROW" ]; then
+    "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 --engine native --avx2-kernels >> "$WORK/results.jsonl"
+  fi
   if [ -z "${NATIVE_ONLY:-}" ]; then
     "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 --engine candle >> "$WORK/results.jsonl"
     "$BIN" --model "$MODEL" --prompt-file "$WORK/prompt.txt" --tg "$TG" --reps 1 --engine candle --q8 >> "$WORK/results.jsonl"

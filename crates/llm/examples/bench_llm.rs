@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! RAYON_NUM_THREADS=2 cargo run --release -p pgraphrag-llm --example bench_llm -- \
-//!     --model models/SmolLM2-135M-Instruct.Q4_1.gguf --prompt-file prompt.txt --tg 64 --reps 3 [--q8] [--engine native|candle] [--f32-activations] [--prefill rowwise|gemm] [--portable-kernels]
+//!     --model models/SmolLM2-135M-Instruct.Q4_1.gguf --prompt-file prompt.txt --tg 64 --reps 3 [--q8] [--engine native|candle] [--f32-activations] [--prefill rowwise|gemm] [--portable-kernels | --avx2-kernels]
 //! ```
 //! The prompt text is fed as a raw prompt (tokenized exactly as llama.cpp does, see the
 //! tokenizer test); the KV cache is reset per repetition (and the prefix cache of
@@ -73,7 +73,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..Default::default()
     };
     let name = format!(
-        "{}{}{}{}",
+        "{}{}{}{}{}",
         if engine == Engine::Candle {
             "candle"
         } else {
@@ -89,6 +89,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "-gemm"
         } else {
             ""
+        },
+        match kernels {
+            _ if engine == Engine::Candle => "",
+            Kernels::Avx2 => "-avx2",
+            Kernels::Portable => "-portable",
+            _ => "",
         }
     );
     let t = std::time::Instant::now();
