@@ -10,8 +10,9 @@
 //!
 //! Weights are packed once into panels of [`NR`] output columns (`cols × NR`, input-major) so a
 //! panel block of [`KC`] inputs stays in L1 while a tile of rows streams past it. The bodies
-//! are plain Rust (`f32::mul_add` over `NR`-wide arrays) that LLVM vectorises; they are
-//! compiled for AVX-512, AVX2+FMA and the baseline target and picked at run time.
+//! are plain Rust (`f32::mul_add` over `NR`-wide arrays) that LLVM vectorises, compiled for
+//! AVX-512 and the baseline target, and for AVX2+FMA a tile written with intrinsics (LLVM's
+//! AVX2 version spilled its accumulators); all are picked at run time.
 
 use pgraphrag_core::simd::{CpuFeatures, SendPtr};
 use rayon::prelude::*;
@@ -86,7 +87,7 @@ unsafe fn tile<const R: usize>(
 /// # Safety
 /// `x` must hold `n` rows of `cols` floats; `panel` `cols·NR` floats; `acc` `n·NR` floats.
 #[inline(always)]
-unsafe fn block<const MR: usize>(
+unsafe fn block<T: Tile, const MR: usize>(
     x: *const f32,
     cols: usize,
     n: usize,
@@ -101,19 +102,52 @@ unsafe fn block<const MR: usize>(
         // SAFETY (all tiles): rows r.. of x exist and have kc floats from k0 (the contract).
         unsafe {
             while r + MR <= n {
-                tile::<MR>(x.add(r * cols + k0), cols, kc, pan, &mut acc[r * NR..]);
+                T::tile::<MR>(x.add(r * cols + k0), cols, kc, pan, &mut acc[r * NR..]);
                 r += MR;
             }
             while r + 4 <= n {
-                tile::<4>(x.add(r * cols + k0), cols, kc, pan, &mut acc[r * NR..]);
+                T::tile::<4>(x.add(r * cols + k0), cols, kc, pan, &mut acc[r * NR..]);
                 r += 4;
             }
             while r < n {
-                tile::<1>(x.add(r * cols + k0), cols, kc, pan, &mut acc[r * NR..]);
+                T::tile::<1>(x.add(r * cols + k0), cols, kc, pan, &mut acc[r * NR..]);
                 r += 1;
             }
         }
         k0 += kc;
+    }
+}
+
+/// The register tile a [`block`] is built from: [`tile`] as LLVM vectorises it, or a
+/// hand-written one with the same fused multiply-add chain per element.
+trait Tile {
+    /// As [`tile`].
+    ///
+    /// # Safety
+    /// As [`tile`], and the CPU has the features the implementation is compiled for.
+    unsafe fn tile<const R: usize>(
+        a: *const f32,
+        lda: usize,
+        kc: usize,
+        p: &[f32],
+        acc: &mut [f32],
+    );
+}
+
+/// [`tile`] itself.
+struct Vectorised;
+
+impl Tile for Vectorised {
+    #[inline(always)]
+    unsafe fn tile<const R: usize>(
+        a: *const f32,
+        lda: usize,
+        kc: usize,
+        p: &[f32],
+        acc: &mut [f32],
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { tile::<R>(a, lda, kc, p, acc) }
     }
 }
 
@@ -209,7 +243,7 @@ pub(super) fn transpose_keys(
 /// As [`block`].
 unsafe fn block_plain(x: *const f32, cols: usize, n: usize, p: &[f32], acc: &mut [f32]) {
     // SAFETY: forwarded contract.
-    unsafe { block::<4>(x, cols, n, p, acc) }
+    unsafe { block::<Vectorised, 4>(x, cols, n, p, acc) }
 }
 
 /// The portable kernels.
@@ -229,12 +263,74 @@ mod x86 {
     #[target_feature(enable = "avx512f,avx2,fma")]
     unsafe fn block_512(x: *const f32, cols: usize, n: usize, p: &[f32], acc: &mut [f32]) {
         // SAFETY: forwarded contract.
-        unsafe { block::<12>(x, cols, n, p, acc) }
+        unsafe { block::<Vectorised, 12>(x, cols, n, p, acc) }
     }
+    /// [`tile`] with intrinsics for AVX2: `R` rows × 4 `ymm` accumulators pinned in registers,
+    /// the `R` broadcast inputs, one weight chunk at a time (LLVM's version of the generic tile
+    /// spilled accumulators to the stack). The same fused multiply-add chain per element.
+    ///
+    /// # Safety
+    /// As [`tile`]; the CPU must have AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn tile_256<const R: usize>(
+        a: *const f32,
+        lda: usize,
+        kc: usize,
+        panel: &[f32],
+        acc: &mut [f32],
+    ) {
+        use std::arch::x86_64::*;
+        assert!(panel.len() >= kc * NR && acc.len() >= R * NR);
+        // SAFETY: the loads and stores stay inside `panel`, `acc` (asserted) and the `R` rows
+        // of `kc` inputs of `a` (the contract).
+        unsafe {
+            let mut c = [[_mm256_setzero_ps(); 4]; R];
+            for (i, ci) in c.iter_mut().enumerate() {
+                for (j, cij) in ci.iter_mut().enumerate() {
+                    *cij = _mm256_loadu_ps(acc.as_ptr().add(i * NR + 8 * j));
+                }
+            }
+            let w = panel.as_ptr();
+            for kk in 0..kc {
+                let b: [__m256; R] =
+                    std::array::from_fn(|i| _mm256_broadcast_ss(&*a.add(i * lda + kk)));
+                for j in 0..4 {
+                    let wj = _mm256_loadu_ps(w.add(kk * NR + 8 * j));
+                    for i in 0..R {
+                        c[i][j] = _mm256_fmadd_ps(b[i], wj, c[i][j]);
+                    }
+                }
+            }
+            for (i, ci) in c.iter().enumerate() {
+                for (j, cij) in ci.iter().enumerate() {
+                    _mm256_storeu_ps(acc.as_mut_ptr().add(i * NR + 8 * j), *cij);
+                }
+            }
+        }
+    }
+
+    /// [`tile_256`] as a [`Tile`].
+    struct Avx2;
+
+    impl Tile for Avx2 {
+        #[inline(always)]
+        unsafe fn tile<const R: usize>(
+            a: *const f32,
+            lda: usize,
+            kc: usize,
+            p: &[f32],
+            acc: &mut [f32],
+        ) {
+            // SAFETY: forwarded contract (the caller runs on a CPU with AVX2 and FMA).
+            unsafe { tile_256::<R>(a, lda, kc, p, acc) }
+        }
+    }
+
     #[target_feature(enable = "avx2,fma")]
     unsafe fn block_256(x: *const f32, cols: usize, n: usize, p: &[f32], acc: &mut [f32]) {
         // SAFETY: forwarded contract.
-        unsafe { block::<3>(x, cols, n, p, acc) }
+        unsafe { block::<Avx2, 3>(x, cols, n, p, acc) }
     }
 
     #[target_feature(enable = "avx512f,avx2,fma")]
