@@ -48,39 +48,6 @@ impl Packed {
     }
 }
 
-/// `acc[i·NR + j] += Σ_{kk<kc} a[i·lda + kk] · panel[kk·NR + j]` for `i < R`, one fused
-/// multiply-add per input, in input order.
-///
-/// # Safety
-/// `a` must hold `R` rows of at least `kc` floats at stride `lda`; `panel` `kc·NR` floats;
-/// `acc` `R·NR` floats.
-#[inline(always)]
-unsafe fn tile<const R: usize>(
-    a: *const f32,
-    lda: usize,
-    kc: usize,
-    panel: &[f32],
-    acc: &mut [f32],
-) {
-    let mut c = [[0f32; NR]; R];
-    for i in 0..R {
-        c[i].copy_from_slice(&acc[i * NR..(i + 1) * NR]);
-    }
-    for (kk, w) in panel.chunks_exact(NR).take(kc).enumerate() {
-        let w: &[f32; NR] = w.try_into().expect("NR-wide chunk");
-        for i in 0..R {
-            // SAFETY: row i has at least kc floats (the contract).
-            let av = unsafe { *a.add(i * lda + kk) };
-            for j in 0..NR {
-                c[i][j] = av.mul_add(w[j], c[i][j]);
-            }
-        }
-    }
-    for i in 0..R {
-        acc[i * NR..(i + 1) * NR].copy_from_slice(&c[i]);
-    }
-}
-
 /// One task: rows `0..n` (`n ≤ RB`, row stride `cols`) of `x` against one panel of `cols`
 /// inputs, into `acc` (`n × NR`, zeroed by the caller). `MR` rows share a tile.
 ///
@@ -118,23 +85,25 @@ unsafe fn block<T: Tile, const MR: usize>(
     }
 }
 
-/// The register tile a [`block`] is built from: [`tile`] as LLVM vectorises it, or a
-/// hand-written one with the same fused multiply-add chain per element.
+/// The register tile a [`block`] is built from: [`Vectorised`] (plain Rust that LLVM
+/// vectorises) or a hand-written one, with the same fused multiply-add chain per element.
 trait Tile {
-    /// As [`tile`].
+    /// `acc[i·NR + j] += Σ_{kk<kc} a[i·lda + kk] · panel[kk·NR + j]` for `i < R`, one fused
+    /// multiply-add per input, in input order.
     ///
     /// # Safety
-    /// As [`tile`], and the CPU has the features the implementation is compiled for.
+    /// `a` must hold `R` rows of at least `kc` floats at stride `lda`; `panel` `kc·NR` floats;
+    /// `acc` `R·NR` floats; the CPU has the features the implementation is compiled for.
     unsafe fn tile<const R: usize>(
         a: *const f32,
         lda: usize,
         kc: usize,
-        p: &[f32],
+        panel: &[f32],
         acc: &mut [f32],
     );
 }
 
-/// [`tile`] itself.
+/// The tile in plain Rust (`f32::mul_add` over `NR`-wide arrays).
 struct Vectorised;
 
 impl Tile for Vectorised {
@@ -143,11 +112,26 @@ impl Tile for Vectorised {
         a: *const f32,
         lda: usize,
         kc: usize,
-        p: &[f32],
+        panel: &[f32],
         acc: &mut [f32],
     ) {
-        // SAFETY: forwarded contract.
-        unsafe { tile::<R>(a, lda, kc, p, acc) }
+        let mut c = [[0f32; NR]; R];
+        for i in 0..R {
+            c[i].copy_from_slice(&acc[i * NR..(i + 1) * NR]);
+        }
+        for (kk, w) in panel.chunks_exact(NR).take(kc).enumerate() {
+            let w: &[f32; NR] = w.try_into().expect("NR-wide chunk");
+            for i in 0..R {
+                // SAFETY: row i has at least kc floats (the contract).
+                let av = unsafe { *a.add(i * lda + kk) };
+                for j in 0..NR {
+                    c[i][j] = av.mul_add(w[j], c[i][j]);
+                }
+            }
+        }
+        for i in 0..R {
+            acc[i * NR..(i + 1) * NR].copy_from_slice(&c[i]);
+        }
     }
 }
 
@@ -265,12 +249,12 @@ mod x86 {
         // SAFETY: forwarded contract.
         unsafe { block::<Vectorised, 12>(x, cols, n, p, acc) }
     }
-    /// [`tile`] with intrinsics for AVX2: `R` rows × 4 `ymm` accumulators pinned in registers,
+    /// [`Tile::tile`] with intrinsics for AVX2: `R` rows × 4 `ymm` accumulators pinned in registers,
     /// the `R` broadcast inputs, one weight chunk at a time (LLVM's version of the generic tile
     /// spilled accumulators to the stack). The same fused multiply-add chain per element.
     ///
     /// # Safety
-    /// As [`tile`]; the CPU must have AVX2 and FMA.
+    /// As [`Tile::tile`]; the CPU must have AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
     #[inline]
     unsafe fn tile_256<const R: usize>(
