@@ -347,6 +347,16 @@ fn load_gguf(args: &Args) -> anyhow::Result<(GgufModel, String)> {
     };
     let model = GgufModel::load(&path, opts)
         .with_context(|| format!("loading the GGUF model {}", path.display()))?;
+    // Which engine and kernels this CPU got (the kernels change speed, never results).
+    eprintln!(
+        "model {}: {:?} engine{}",
+        path.display(),
+        model.engine(),
+        model
+            .kernels_used()
+            .map(|k| format!(", kernels {k}"))
+            .unwrap_or_default()
+    );
     let file = path
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())

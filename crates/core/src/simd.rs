@@ -1,5 +1,5 @@
 //! Shared helpers for the hand-written SIMD kernels of the workspace: run-time CPU feature
-//! detection ([`CpuFeatures`]) and a raw pointer that parallel tasks may share when each
+//! detection ([`CpuFeatures`], x86 and ARM) and a raw pointer that parallel tasks may share when each
 //! writes its own disjoint part of one buffer ([`SendPtr`]).
 //!
 //! ```
@@ -13,11 +13,13 @@
 //! assert!(!CpuFeatures::portable().avx2_fma());
 //! ```
 
-/// The x86 SIMD features the workspace's kernels are compiled for, as detected at run time.
+/// The SIMD features the workspace's kernels are compiled for (x86 and AArch64), as detected
+/// at run time.
 ///
 /// Every kernel dispatcher asks this one type; [`CpuFeatures::portable`] (nothing detected)
 /// makes them all pick their portable kernels, which is how tests and users force the plain
-/// code paths. On targets other than x86/x86-64 everything is `false`.
+/// code paths. On x86 the ARM features are `false` and on AArch64 the x86 ones; on other
+/// targets everything is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CpuFeatures {
     avx512f: bool,
@@ -27,6 +29,8 @@ pub struct CpuFeatures {
     avx2: bool,
     fma: bool,
     f16c: bool,
+    neon: bool,
+    dotprod: bool,
 }
 
 impl CpuFeatures {
@@ -43,9 +47,19 @@ impl CpuFeatures {
                 avx2: has!("avx2"),
                 fma: has!("fma"),
                 f16c: has!("f16c"),
+                ..CpuFeatures::portable()
             }
         }
-        #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+        #[cfg(target_arch = "aarch64")]
+        {
+            use std::arch::is_aarch64_feature_detected as has;
+            CpuFeatures {
+                neon: has!("neon"),
+                dotprod: has!("dotprod"),
+                ..CpuFeatures::portable()
+            }
+        }
+        #[cfg(not(any(target_arch = "x86", target_arch = "x86_64", target_arch = "aarch64")))]
         {
             CpuFeatures::portable()
         }
@@ -61,6 +75,8 @@ impl CpuFeatures {
             avx2: false,
             fma: false,
             f16c: false,
+            neon: false,
+            dotprod: false,
         }
     }
 
@@ -113,6 +129,34 @@ impl CpuFeatures {
     /// F16C (half-precision conversions).
     pub fn f16c(&self) -> bool {
         self.f16c
+    }
+
+    /// AArch64 Advanced SIMD (NEON): every AArch64 CPU has it, [`Self::portable`] does not.
+    pub fn neon(&self) -> bool {
+        self.neon
+    }
+
+    /// NEON plus the dot-product extension (`sdot`/`udot`: Armv8.2 and later, Apple M1,
+    /// AWS Graviton 2 and later).
+    pub fn neon_dotprod(&self) -> bool {
+        self.neon && self.dotprod
+    }
+
+    /// These features with the dot-product extension cleared: what an Armv8.0 CPU (Cortex-A53/
+    /// A72, Raspberry Pi 4, AWS Graviton 1) reports, for running the plain NEON kernels on a CPU
+    /// that has it.
+    ///
+    /// ```
+    /// use pgraphrag_core::simd::CpuFeatures;
+    /// let cpu = CpuFeatures::detect().without_dotprod();
+    /// assert!(!cpu.neon_dotprod());
+    /// assert_eq!(cpu.neon(), CpuFeatures::detect().neon());
+    /// ```
+    pub fn without_dotprod(self) -> Self {
+        CpuFeatures {
+            dotprod: false,
+            ..self
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! RAYON_NUM_THREADS=2 cargo run --release -p pgraphrag-llm --example bench_llm -- \
-//!     --model models/SmolLM2-135M-Instruct.Q4_1.gguf --prompt-file prompt.txt --tg 64 --reps 3 [--q8] [--engine native|candle] [--f32-activations] [--prefill rowwise|gemm] [--portable-kernels | --avx2-kernels]
+//!     --model models/SmolLM2-135M-Instruct.Q4_1.gguf --prompt-file prompt.txt --tg 64 --reps 3 [--q8] [--engine native|candle] [--f32-activations] [--prefill rowwise|gemm] [--portable-kernels | --avx2-kernels | --no-dotprod-kernels]
 //! ```
 //! The prompt text is fed as a raw prompt (tokenized exactly as llama.cpp does, see the
 //! tokenizer test); the KV cache is reset per repetition (and the prefix cache of
@@ -38,6 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--f32-activations" => activations = Activations::F32,
             "--portable-kernels" => kernels = Kernels::Portable,
             "--avx2-kernels" => kernels = Kernels::Avx2,
+            "--no-dotprod-kernels" => kernels = Kernels::NeonWithoutDotprod,
             "--prefill" => {
                 prefill = match val()?.as_str() {
                     "rowwise" => Prefill::Rowwise,
@@ -94,6 +95,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             _ if engine == Engine::Candle => "",
             Kernels::Avx2 => "-avx2",
             Kernels::Portable => "-portable",
+            Kernels::NeonWithoutDotprod => "-nodotprod",
             _ => "",
         }
     );
@@ -114,6 +116,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "{}",
             serde_json::json!({
                 "engine": name,
+                "kernels": m.kernels_used(),
                 "rep": rep,
                 "load_s": load_s,
                 "pp_tokens": g.prompt_tokens,

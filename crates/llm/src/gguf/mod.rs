@@ -58,6 +58,8 @@ pub struct GgufModel {
     weights_format: WeightFormat,
     /// The file's size in bytes at load (part of [`Self::cache_id`]).
     file_size: u64,
+    /// The native engine's kernel sets ([`Self::kernels_used`]).
+    kernel_names: Option<String>,
 }
 
 impl std::fmt::Debug for GgufModel {
@@ -201,7 +203,13 @@ impl GgufModel {
                 ),
             ));
         }
+        let kernel_names = match &weights {
+            Weights::Native(m) => Some(m.kernel_names()),
+            #[cfg(feature = "candle")]
+            Weights::Candle(_) => None,
+        };
         Ok(GgufModel {
+            kernel_names,
             weights: Mutex::new(weights),
             tokenizer,
             template,
@@ -270,6 +278,22 @@ impl GgufModel {
     /// `Auto`, which is resolved at load).
     pub fn engine(&self) -> Engine {
         self.engine
+    }
+    /// The kernel sets the native engine picked at load for this CPU and
+    /// [`GgufOptions::kernels`](crate::GgufOptions), as `decode <8-bit>/<f32>, prompt
+    /// <row-wise>`, e.g. `decode avx512vnni/avx512, prompt avx512` or `decode
+    /// neon-dotprod/plain, prompt neon` (`None` on the candle engine). Every set computes the
+    /// same bits, so this is not part of [`Self::cache_id`]; it says how fast, not what.
+    ///
+    /// ```no_run
+    /// use pgraphrag_llm::{GgufModel, GgufOptions, Kernels};
+    /// let opts = GgufOptions { kernels: Kernels::Portable, ..Default::default() };
+    /// let model = GgufModel::load("models/SmolLM2-135M-Instruct.Q4_1.gguf".as_ref(), opts)?;
+    /// assert_eq!(model.kernels_used(), Some("decode plain/plain, prompt plain"));
+    /// # Ok::<(), pgraphrag_llm::LlmError>(())
+    /// ```
+    pub fn kernels_used(&self) -> Option<&str> {
+        self.kernel_names.as_deref()
     }
     /// The native engine's decoding arithmetic (`None` on the candle engine).
     ///

@@ -143,8 +143,9 @@ pub struct GgufOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Kernels {
-    /// The fastest set this CPU runs (AVX-512, AVX-512 VNNI, AVX2+FMA, else portable),
-    /// detected at load with [`pgraphrag_core::simd::CpuFeatures::detect`].
+    /// The fastest set this CPU runs (x86: AVX-512 VNNI, AVX-512, AVX2+FMA; AArch64: NEON
+    /// with the dot-product extension, NEON; else portable), detected at load with
+    /// [`pgraphrag_core::simd::CpuFeatures::detect`].
     #[default]
     Auto,
     /// The portable kernels only (what a CPU without any SIMD extension runs).
@@ -153,6 +154,10 @@ pub enum Kernels {
     /// Zen 2/3, most Intel client CPUs) runs, for testing and timing that path on an AVX-512
     /// CPU. On a CPU without AVX2 it is the portable set.
     Avx2,
+    /// The NEON kernels without the dot-product extension: what an Armv8.0 CPU (Cortex-A72,
+    /// Raspberry Pi 4, AWS Graviton 1) runs, for testing that path on a newer ARM CPU. On
+    /// other CPUs it is [`Kernels::Auto`].
+    NeonWithoutDotprod,
 }
 
 impl Kernels {
@@ -162,6 +167,9 @@ impl Kernels {
             Kernels::Auto => pgraphrag_core::simd::CpuFeatures::detect(),
             Kernels::Portable => pgraphrag_core::simd::CpuFeatures::portable(),
             Kernels::Avx2 => pgraphrag_core::simd::CpuFeatures::detect().without_avx512(),
+            Kernels::NeonWithoutDotprod => {
+                pgraphrag_core::simd::CpuFeatures::detect().without_dotprod()
+            }
         }
     }
 }

@@ -131,8 +131,40 @@ enum Mode {
 pub(super) struct Sampler {
     rng: rand::rngs::StdRng,
     mode: Mode,
-    /// Whether candle would have summed the probabilities with its AVX2 kernel.
-    avx2: bool,
+    /// The order in which candle's `vec_sum` adds the probabilities on this CPU.
+    sum: SumOrder,
+}
+
+/// The addition order of candle's CPU `vec_sum` (its kernel picked from the CPU's features).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SumOrder {
+    /// x86 with AVX2: [`sum_avx2_order`].
+    Avx2,
+    /// AArch64 with NEON: [`sum_neon_order`].
+    Neon,
+    /// One value after another.
+    Sequential,
+}
+
+impl SumOrder {
+    fn detect() -> Self {
+        let cpu = CpuFeatures::detect();
+        if cpu.avx2() {
+            SumOrder::Avx2
+        } else if cpu.neon() {
+            SumOrder::Neon
+        } else {
+            SumOrder::Sequential
+        }
+    }
+
+    fn sum(self, x: &[f32]) -> f32 {
+        match self {
+            SumOrder::Avx2 => sum_avx2_order(x),
+            SumOrder::Neon => sum_neon_order(x),
+            SumOrder::Sequential => x.iter().fold(0f32, |a, &v| a + v),
+        }
+    }
 }
 
 impl Sampler {
@@ -153,7 +185,7 @@ impl Sampler {
         Sampler {
             rng: rand::rngs::StdRng::seed_from_u64(params.seed),
             mode,
-            avx2: CpuFeatures::detect().avx2(),
+            sum: SumOrder::detect(),
         }
     }
 
@@ -210,11 +242,7 @@ impl Sampler {
         for v in p.iter_mut() {
             *v = (*v - max).exp();
         }
-        let sum = if self.avx2 {
-            sum_avx2_order(&p)
-        } else {
-            p.iter().fold(0f32, |a, &x| a + x)
-        };
+        let sum = self.sum.sum(&p);
         for v in p.iter_mut() {
             *v /= sum;
         }
@@ -242,6 +270,31 @@ fn sum_avx2_order(x: &[f32]) -> f32 {
     }
     let t: [f32; 4] = [s[0] + s[4], s[1] + s[5], s[2] + s[6], s[3] + s[7]];
     let mut sum = (t[0] + t[1]) + (t[2] + t[3]);
+    for &v in &x[np..] {
+        sum += v;
+    }
+    sum
+}
+
+/// The sum of `x` with the additions in the order of candle's NEON `vec_sum`: eight 4-lane
+/// accumulators over blocks of 32 values, combined pairwise (0+1, 2+3, …, then 0+2, 4+6, then
+/// 0+4), the 4 lanes folded as `faddp` does ((l0+l1)+(l2+l3)), then the values after the last
+/// whole block added one by one.
+fn sum_neon_order(x: &[f32]) -> f32 {
+    let np = x.len() & !31;
+    let mut acc = [[0f32; 4]; 8];
+    for block in x[..np].chunks_exact(32) {
+        for (j, a) in acc.iter_mut().enumerate() {
+            for (l, v) in a.iter_mut().enumerate() {
+                *v += block[j * 4 + l];
+            }
+        }
+    }
+    let add = |a: [f32; 4], b: [f32; 4]| -> [f32; 4] { std::array::from_fn(|l| a[l] + b[l]) };
+    let p: [[f32; 4]; 4] = std::array::from_fn(|i| add(acc[2 * i], acc[2 * i + 1]));
+    let q = [add(p[0], p[1]), add(p[2], p[3])];
+    let r = add(q[0], q[1]);
+    let mut sum = (r[0] + r[1]) + (r[2] + r[3]);
     for &v in &x[np..] {
         sum += v;
     }
@@ -281,11 +334,12 @@ mod tests {
     }
 
     #[test]
-    fn avx2_order_sum_is_a_sum() {
+    fn candle_order_sums_are_sums() {
         for n in [0usize, 1, 31, 32, 33, 100, 49152] {
             let x: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
             let want: f32 = x.iter().sum();
             assert_eq!(sum_avx2_order(&x), want, "{n}");
+            assert_eq!(sum_neon_order(&x), want, "{n}");
         }
     }
 

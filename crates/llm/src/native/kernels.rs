@@ -13,7 +13,9 @@ pub(super) const MAX_VECS: usize = 8;
 /// `out[i·n + v] = row(r0 + i) · x_v` for `n = out.len() / rows` vectors `x_v =
 /// x[v·cols..]`; `xsum[v·nb + b]` is the sum of block `b` of `x_v` (for `Q4_1`'s offsets).
 /// Each (row, vector) pair is computed with the same operations in the same order whatever
-/// the number of vectors, so batched decoding is bit-identical to one sequence at a time.
+/// the number of vectors, so batched decoding is bit-identical to one sequence at a time, and
+/// as the AVX-512 kernel (`p = fma(lo, x_j, hi·x_{j+16})`, `acc = fma(d, p, acc)`), so every
+/// kernel set gives the same bits (exact `f32::mul_add`: slow only on CPUs without FMA).
 #[inline(always)]
 pub(super) fn rows_dot_generic(
     w: &QRows,
@@ -36,16 +38,16 @@ pub(super) fn rows_dot_generic(
                     for ((b, xs), s) in row.iter().zip(xv.chunks_exact(QK)).zip(&xsum[v * nb..]) {
                         let mut p = [0f32; 16];
                         for j in 0..16 {
-                            p[j] = (b.qs[j] & 0x0F) as f32 * xs[j]
-                                + (b.qs[j] >> 4) as f32 * xs[j + 16];
+                            p[j] = ((b.qs[j] & 0x0F) as f32)
+                                .mul_add(xs[j], (b.qs[j] >> 4) as f32 * xs[j + 16]);
                         }
                         let d = b.d();
                         for j in 0..16 {
-                            acc[j] += d * p[j];
+                            acc[j] = d.mul_add(p[j], acc[j]);
                         }
                         off += b.m() * s;
                     }
-                    hsum16(&acc) + off
+                    hsum16_512(&acc) + off
                 }
                 QData::Q80(blocks) => {
                     let row = &blocks[r * nb..(r + 1) * nb];
@@ -53,14 +55,15 @@ pub(super) fn rows_dot_generic(
                     for (b, xs) in row.iter().zip(xv.chunks_exact(QK)) {
                         let mut p = [0f32; 16];
                         for j in 0..16 {
-                            p[j] = b.qs[j] as f32 * xs[j] + b.qs[j + 16] as f32 * xs[j + 16];
+                            p[j] =
+                                (b.qs[j] as f32).mul_add(xs[j], b.qs[j + 16] as f32 * xs[j + 16]);
                         }
                         let d = b.d();
                         for j in 0..16 {
-                            acc[j] += d * p[j];
+                            acc[j] = d.mul_add(p[j], acc[j]);
                         }
                     }
-                    hsum16(&acc)
+                    hsum16_512(&acc)
                 }
                 QData::F32(v) => dot_generic(&v[r * w.cols..(r + 1) * w.cols], xv),
             };
@@ -75,6 +78,18 @@ pub(super) fn hsum16(a: &[f32; 16]) -> f32 {
         s[j] = a[j] + a[j + 8];
     }
     (s[0] + s[4]) + (s[1] + s[5]) + ((s[2] + s[6]) + (s[3] + s[7]))
+}
+
+/// The sum of 16 lanes in the order of `_mm512_reduce_add_ps` (halves, quarters, then lanes
+/// `(0+2) + (1+3)`), which the AVX-512 kernel of [`rows_dot_generic`] reduces with.
+#[inline(always)]
+fn hsum16_512(a: &[f32; 16]) -> f32 {
+    let mut s = [0f32; 8];
+    for j in 0..8 {
+        s[j] = a[j] + a[j + 8];
+    }
+    let t = [s[0] + s[4], s[1] + s[5], s[2] + s[6], s[3] + s[7]];
+    (t[0] + t[2]) + (t[1] + t[3])
 }
 
 /// Dot product with 16 independent accumulators (vectorisable without reassociation).
@@ -309,7 +324,13 @@ mod x86 {
     }
 }
 
-/// Every kernel set a CPU with the features `cpu` can run, best first.
+/// Every kernel set a CPU with the features `cpu` can run, best first. On AArch64 the plain
+/// set is the NEON one (NEON is part of the baseline target, and LLVM vectorises these loops
+/// with it).
+#[cfg_attr(
+    not(target_arch = "x86_64"),
+    allow(unused_variables, clippy::vec_init_then_push)
+)]
 pub(super) fn available(cpu: CpuFeatures) -> Vec<(&'static str, Kernels)> {
     let mut v = Vec::new();
     #[cfg(target_arch = "x86_64")]
@@ -325,7 +346,7 @@ pub(super) fn available(cpu: CpuFeatures) -> Vec<(&'static str, Kernels)> {
     v
 }
 
-/// The fastest kernel set for `cpu` ([`CpuFeatures::portable`]: the portable one).
-pub(super) fn best(cpu: CpuFeatures) -> Kernels {
-    available(cpu)[0].1
+/// The fastest kernel set for `cpu` ([`CpuFeatures::portable`]: the portable one), with its name.
+pub(super) fn best(cpu: CpuFeatures) -> (&'static str, Kernels) {
+    available(cpu)[0]
 }

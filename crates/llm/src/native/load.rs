@@ -184,6 +184,8 @@ impl NativeLlama {
             eps,
             vocab,
         };
+        let ((k8_name, k8), (k_name, k), (pk_name, pk)) =
+            (q8::best(cpu), kernels::best(cpu), prefill::best(cpu));
         Ok(NativeLlama {
             cfg,
             tok_embd,
@@ -191,16 +193,17 @@ impl NativeLlama {
             out_norm,
             output,
             output_i8,
-            k8: q8::best(cpu),
+            k8,
             seq: Seq {
                 cache: (0..n_layer).map(|_| KvCache::default()).collect(),
                 len: 0,
             },
             cos: Vec::new(),
             sin: Vec::new(),
-            k: kernels::best(cpu),
+            k,
             prefill: pf,
-            pk: prefill::best(cpu),
+            pk,
+            kernel_names: [k8_name, k_name, pk_name],
             prefixes: Vec::new(),
             pool: std::sync::Arc::new(
                 rayon::ThreadPoolBuilder::new()

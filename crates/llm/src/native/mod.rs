@@ -114,6 +114,8 @@ pub(crate) struct NativeLlama {
     prefill: Prefill,
     /// The row-wise prompt kernels ([`Prefill::Rowwise`]).
     pk: prefill::Kernels,
+    /// The names of the kernel sets in `k8`, `k` and `pk`.
+    kernel_names: [&'static str; 3],
     /// Recent prompts and their KV caches ([`Prefill::Rowwise`] only), most recent last.
     prefixes: Vec<(Vec<u32>, Seq)>,
     /// The threads of this model. Work runs inside [`Self::install`], so the calling thread
@@ -175,6 +177,13 @@ impl NativeLlama {
     /// Vocabulary size (rows of the embedding matrix).
     pub(crate) fn vocab(&self) -> usize {
         self.cfg.vocab
+    }
+
+    /// The kernel sets picked at load, as `decode <8-bit>/<f32>, prompt <rowwise>` (e.g.
+    /// `decode avx512vnni/avx512, prompt avx512`).
+    pub(crate) fn kernel_names(&self) -> String {
+        let [k8, k, pk] = self.kernel_names;
+        format!("decode {k8}/{k}, prompt {pk}")
     }
 
     /// The model's thread pool (run generation inside `pool.install`).
