@@ -2,7 +2,10 @@
 # Dense encoder speed, Rust (native forward pass; candle too with BACKENDS=native,candle)
 # against PyTorch (sentence-transformers), same texts, same thread count, one run:
 #   scripts/bench_dense.sh [N_TEXTS=512] [THREADS=2] [BATCH=32] [N_QUERIES=200]
-# Env: BACKENDS (default "native"; e.g. "native,candle" also times candle), PYTHON.
+# Env: BACKENDS (default "native"; e.g. "native,candle" also times candle), PYTHON, CPU (default
+# auto; CPU=avx2 caps both sides at AVX2 on an AVX-512 machine, as an AVX2-only CPU runs them: our
+# kernels through PGRAPHRAG_BENCH_CPU, PyTorch through ATEN_CPU_CAPABILITY, MKL_ENABLE_INSTRUCTIONS
+# and DNNL_MAX_CPU_ISA).
 # Needs: scripts/fetch-minilm.sh; a Python with torch + sentence-transformers in $PYTHON
 # (default /tmp/venv-dense/bin/python); the PGraphRAG dev data ($PGRAPHRAG_DATA).
 # Prints key=value lines, then a summary: throughput of both sides and their ratio, and query
@@ -15,6 +18,11 @@ PYTHON="${PYTHON:-/tmp/venv-dense/bin/python}"
 export PGRAPHRAG_DATA="${PGRAPHRAG_DATA:-$(cd .. && pwd)/shared/data}"
 TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
 export OMP_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS" RAYON_NUM_THREADS="$THREADS"
+export PGRAPHRAG_BENCH_CPU="${CPU:-auto}"
+if [ "$PGRAPHRAG_BENCH_CPU" = avx2 ]; then
+  export ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 DNNL_MAX_CPU_ISA=AVX2
+fi
+echo "cpu=$PGRAPHRAG_BENCH_CPU"
 # Build first, so compiling never overlaps a timed section.
 cargo bench -q -p pgraphrag-retrieval --bench dense --no-run
 echo "loadavg_before=$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -10,13 +10,16 @@
 //! `PGRAPHRAG_BENCH_QUERIES`: JSON lines `{"query": ..., "docs": [...]}` (optional);
 //! `PGRAPHRAG_BENCH_BACKENDS`: comma-separated `native`, `candle` (default `native`; the
 //! first is the one whose throughput the script compares with PyTorch, and the one used for
-//! query latency).
+//! query latency);
+//! `PGRAPHRAG_BENCH_CPU`: `auto` (default), `avx2` (the kernels an AVX2-only CPU gets, on an
+//! AVX-512 one) or `portable`.
 //! Prints `key=value` lines.
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use pgraphrag_core::Retriever;
+use pgraphrag_core::simd::CpuFeatures;
 use pgraphrag_retrieval::dense::{
     BertEncoder, DenseRetriever, EncoderBackend, EncoderOptions, Pooling,
 };
@@ -51,6 +54,12 @@ fn main() {
         .map(|v| v["text"].as_str().expect("text").to_string())
         .collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let cpu = match std::env::var("PGRAPHRAG_BENCH_CPU").as_deref() {
+        Ok("avx2") => CpuFeatures::detect().without_avx512(),
+        Ok("portable") => CpuFeatures::portable(),
+        Ok("auto") | Err(_) => CpuFeatures::detect(),
+        Ok(other) => panic!("PGRAPHRAG_BENCH_CPU={other}: expected auto, avx2 or portable"),
+    };
     let backends: Vec<EncoderBackend> = match std::env::var("PGRAPHRAG_BENCH_BACKENDS") {
         Ok(v) => v
             .split(',')
@@ -64,6 +73,7 @@ fn main() {
             EncoderOptions {
                 batch_size: batch,
                 backend: *backend,
+                cpu,
                 ..Default::default()
             },
         )

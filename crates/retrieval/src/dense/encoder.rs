@@ -11,6 +11,9 @@ use candle_transformers::models::bert::{BertModel, Config};
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
+use pgraphrag_core::simd::CpuFeatures;
+
+use super::kernels::Kernels;
 use super::native::NativeBert;
 use crate::{Error, Result};
 
@@ -84,8 +87,8 @@ impl DenseDevice {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum EncoderBackend {
     /// Our own CPU forward pass (the default): padding-free batches (every text at its own
-    /// length), weights prepacked at load, an AVX-512 matrix multiply with fused bias and
-    /// GELU when the CPU has AVX-512F (the `gemm` crate otherwise), vectorised GELU/softmax,
+    /// length), weights prepacked at load, a matrix multiply with fused bias and GELU when the
+    /// CPU has AVX-512F or AVX2 + FMA (the `gemm` crate otherwise), vectorised GELU/softmax,
     /// buffers reused across layers and batches. See `docs/dense.md`.
     #[default]
     Native,
@@ -142,6 +145,10 @@ pub struct EncoderOptions {
     pub device: DenseDevice,
     /// The CPU implementation. Default [`EncoderBackend::Native`]; ignored on a GPU (candle).
     pub backend: EncoderBackend,
+    /// The CPU features the native forward pass may use. Default: the CPU's own
+    /// ([`CpuFeatures::detect`]); `CpuFeatures::detect().without_avx512()` runs the AVX2 kernels
+    /// an AVX2-only CPU gets, [`CpuFeatures::portable`] the portable ones.
+    pub cpu: CpuFeatures,
 }
 
 impl Default for EncoderOptions {
@@ -153,6 +160,7 @@ impl Default for EncoderOptions {
             max_length: None,
             device: DenseDevice::Cpu,
             backend: EncoderBackend::Native,
+            cpu: CpuFeatures::detect(),
         }
     }
 }
@@ -371,7 +379,8 @@ impl BertEncoder {
                 vb.pp(root.trim_end_matches('.'))
             };
             // The pooler may sit outside the `bert.` prefix; address it from the top.
-            let n = NativeBert::load(&vb_root, &config).map_err(mismatch)?;
+            let n = NativeBert::load_with_kernels(&vb_root, &config, Kernels::for_cpu(opts.cpu))
+                .map_err(mismatch)?;
             let n = match &pooler_prefix {
                 Some(p) => n
                     .with_pooler(&vb, p, config.hidden_size)

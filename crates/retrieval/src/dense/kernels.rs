@@ -1,11 +1,11 @@
 //! CPU kernels of the native BERT forward pass ([`super::native`]): element-wise maps (GELU
-//! with a vectorisable `erf`, softmax with a vectorisable `exp`, residual + LayerNorm) and an
-//! AVX-512 matrix multiply with the bias (and optionally GELU) fused in.
+//! with a vectorisable `erf`, softmax with a vectorisable `exp`, residual + LayerNorm), and the
+//! choice of matrix multiply ([`super::matmul`]: AVX-512 or AVX2 tiles with the bias fused in).
 //!
 //! The element-wise bodies are plain Rust written so that LLVM vectorises them; each is
 //! compiled three times (AVX-512, AVX2+FMA, the target's baseline) and the best one the CPU
 //! supports is picked at run time (`pgraphrag_core::simd::CpuFeatures`). The matrix multiply uses
-//! AVX-512 intrinsics where the CPU has AVX-512F and the `gemm` crate everywhere else.
+//! intrinsics where the CPU has AVX-512F or AVX2 + FMA, and the `gemm` crate everywhere else.
 
 // The kernels index several fixed-size arrays in lockstep; that is clearer than zipped iterators.
 #![allow(clippy::needless_range_loop)]
@@ -185,8 +185,8 @@ pub(crate) struct Kernels {
     pub softmax: fn(&mut [f32], usize),
     /// `x ← LayerNorm(x + y)` row-wise: `(x, y or empty, gamma, beta, eps)`.
     pub add_ln: AddLn,
-    /// AVX-512F is available: [`matmul_avx512`] may be used.
-    pub avx512: bool,
+    /// The packed-panel matrix multiply for this CPU (`None`: the `gemm` crate).
+    pub matmul: Option<super::matmul::Matmul>,
     /// Which instruction set (for `Debug` and the docs).
     pub name: &'static str,
 }
@@ -209,19 +209,23 @@ impl Kernels {
             relu: relu_body,
             softmax: softmax_body,
             add_ln: add_ln_body,
-            avx512: false,
+            matmul: None,
             name: "portable",
         }
     }
 
-    /// The best kernels this CPU runs: AVX-512 (F, BW, VL), else AVX2 + FMA, else portable.
-    pub fn best() -> Kernels {
+    /// The best kernels a CPU with the features `cpu` runs: AVX-512 (F, BW, VL), else AVX2 +
+    /// FMA, else portable (always for [`CpuFeatures::portable`]).
+    ///
+    /// [`CpuFeatures::portable`]: pgraphrag_core::simd::CpuFeatures::portable
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
+    pub fn for_cpu(cpu: pgraphrag_core::simd::CpuFeatures) -> Kernels {
         #[cfg(target_arch = "x86_64")]
         {
-            if let Some(k) = x86::avx512() {
+            if let Some(k) = x86::avx512(cpu) {
                 return k;
             }
-            if let Some(k) = x86::avx2() {
+            if let Some(k) = x86::avx2(cpu) {
                 return k;
             }
         }
@@ -232,7 +236,7 @@ impl Kernels {
 /// The AVX2 + FMA kernels, when the CPU has them (tests compare them on AVX-512 machines).
 #[cfg(all(test, target_arch = "x86_64"))]
 pub(crate) fn avx2_kernels() -> Option<Kernels> {
-    x86::avx2()
+    x86::avx2(pgraphrag_core::simd::CpuFeatures::detect())
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -281,8 +285,8 @@ mod x86 {
         ln_256
     );
 
-    pub(super) fn avx512() -> Option<Kernels> {
-        if CpuFeatures::detect().avx512() {
+    pub(super) fn avx512(cpu: CpuFeatures) -> Option<Kernels> {
+        if cpu.avx512() {
             // SAFETY (every closure): the CPU has every feature these functions are compiled
             // for, checked just above.
             return Some(Kernels {
@@ -291,15 +295,15 @@ mod x86 {
                 relu: |x| unsafe { relu_512(x) },
                 softmax: |x, n| unsafe { softmax_512(x, n) },
                 add_ln: |x, y, g, b, e| unsafe { ln_512(x, y, g, b, e) },
-                avx512: true,
+                matmul: Some(super::super::matmul::avx512),
                 name: "avx512",
             });
         }
         None
     }
 
-    pub(super) fn avx2() -> Option<Kernels> {
-        if CpuFeatures::detect().avx2_fma() {
+    pub(super) fn avx2(cpu: CpuFeatures) -> Option<Kernels> {
+        if cpu.avx2_fma() {
             // SAFETY (every closure): as above.
             return Some(Kernels {
                 gelu_erf: |x| unsafe { gelu_256(x) },
@@ -307,155 +311,11 @@ mod x86 {
                 relu: |x| unsafe { relu_256(x) },
                 softmax: |x, n| unsafe { softmax_256(x, n) },
                 add_ln: |x, y, g, b, e| unsafe { ln_256(x, y, g, b, e) },
-                avx512: false,
+                matmul: Some(super::super::matmul::avx2),
                 name: "avx2",
             });
         }
         None
-    }
-}
-
-/// Columns of one packed weight panel of the AVX-512 matrix multiply.
-pub(crate) const NR: usize = 32;
-/// Rows of one AVX-512 micro-tile (24 accumulators of 16 lanes).
-pub(crate) const MR: usize = 12;
-
-/// Packs `w` (`n × k`, row-major, PyTorch's `Linear.weight` layout) into `n / NR` panels of
-/// `k × NR` (row `kk` of panel `p` holds `w[p·NR .. p·NR+NR][kk]`). `n` must be a multiple of
-/// [`NR`].
-pub(crate) fn pack_panels(w: &[f32], n: usize, k: usize) -> Vec<f32> {
-    debug_assert_eq!(w.len(), n * k);
-    debug_assert_eq!(n % NR, 0);
-    let mut out = vec![0f32; n * k];
-    for p in 0..n / NR {
-        let panel = &mut out[p * k * NR..(p + 1) * k * NR];
-        for j in 0..NR {
-            let row = &w[(p * NR + j) * k..(p * NR + j + 1) * k];
-            for (kk, v) in row.iter().enumerate() {
-                panel[kk * NR + j] = *v;
-            }
-        }
-    }
-    out
-}
-
-/// `c[r][p·NR..p·NR+NR] = bias + a[r] · panel_p` for `rows` rows starting at `a` (row stride
-/// `lda`) and panels `p0..p1`.
-///
-/// # Safety
-/// The CPU must have AVX-512F; `a` must hold `rows` rows of `k` floats at stride `lda`,
-/// `packed` the panels of [`pack_panels`] for `k` inputs, `bias` `p1·NR` floats, and `c`
-/// `rows` rows of at least `p1·NR` floats at stride `ldc`, not aliasing `a`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn matmul_avx512(
-    a: *const f32,
-    lda: usize,
-    rows: usize,
-    k: usize,
-    packed: *const f32,
-    bias: *const f32,
-    p0: usize,
-    p1: usize,
-    c: *mut f32,
-    ldc: usize,
-) {
-    // k is cut into blocks of KC so that a block of one panel (KC·NR floats, 16 KiB) stays in
-    // L1 while every row tile of this call streams past it; tiles accumulate in `c`.
-    const KC: usize = 128;
-    for p in p0..p1 {
-        // SAFETY: all offsets stay inside the buffers described in the contract.
-        unsafe {
-            let bias = bias.add(p * NR);
-            let mut k0 = 0;
-            while k0 < k {
-                let kc = KC.min(k - k0);
-                let panel = packed.add(p * k * NR + k0 * NR);
-                let first = k0 == 0;
-                let mut r = 0;
-                while r + MR <= rows {
-                    tile::<MR>(
-                        a.add(r * lda + k0),
-                        lda,
-                        kc,
-                        panel,
-                        bias,
-                        first,
-                        c.add(r * ldc + p * NR),
-                        ldc,
-                    );
-                    r += MR;
-                }
-                let a = a.add(r * lda + k0);
-                let c = c.add(r * ldc + p * NR);
-                let f = first;
-                match rows - r {
-                    0 => {}
-                    1 => tile::<1>(a, lda, kc, panel, bias, f, c, ldc),
-                    2 => tile::<2>(a, lda, kc, panel, bias, f, c, ldc),
-                    3 => tile::<3>(a, lda, kc, panel, bias, f, c, ldc),
-                    4 => tile::<4>(a, lda, kc, panel, bias, f, c, ldc),
-                    5 => tile::<5>(a, lda, kc, panel, bias, f, c, ldc),
-                    6 => tile::<6>(a, lda, kc, panel, bias, f, c, ldc),
-                    7 => tile::<7>(a, lda, kc, panel, bias, f, c, ldc),
-                    8 => tile::<8>(a, lda, kc, panel, bias, f, c, ldc),
-                    9 => tile::<9>(a, lda, kc, panel, bias, f, c, ldc),
-                    10 => tile::<10>(a, lda, kc, panel, bias, f, c, ldc),
-                    _ => tile::<11>(a, lda, kc, panel, bias, f, c, ldc),
-                }
-                k0 += kc;
-            }
-        }
-    }
-}
-
-/// One `R × NR` tile over `k` inputs: 2·R zmm accumulators, seeded with the bias (`first`)
-/// or with what `c` holds (a later block of inputs).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-#[inline]
-#[allow(clippy::too_many_arguments)]
-unsafe fn tile<const R: usize>(
-    a: *const f32,
-    lda: usize,
-    k: usize,
-    panel: *const f32,
-    bias: *const f32,
-    first: bool,
-    c: *mut f32,
-    ldc: usize,
-) {
-    use std::arch::x86_64::*;
-    // SAFETY: the caller guarantees the extents (see `matmul_avx512`).
-    unsafe {
-        let b0 = _mm512_loadu_ps(bias);
-        let b1 = _mm512_loadu_ps(bias.add(16));
-        let mut acc0 = [b0; R];
-        let mut acc1 = [b1; R];
-        if !first {
-            for i in 0..R {
-                acc0[i] = _mm512_loadu_ps(c.add(i * ldc));
-                acc1[i] = _mm512_loadu_ps(c.add(i * ldc + 16));
-            }
-        }
-        let mut rows = [a; R];
-        for i in 0..R {
-            rows[i] = a.add(i * lda);
-        }
-        for kk in 0..k {
-            let w0 = _mm512_loadu_ps(panel.add(kk * NR));
-            let w1 = _mm512_loadu_ps(panel.add(kk * NR + 16));
-            for i in 0..R {
-                let av = _mm512_set1_ps(*rows[i].add(kk));
-                acc0[i] = _mm512_fmadd_ps(av, w0, acc0[i]);
-                acc1[i] = _mm512_fmadd_ps(av, w1, acc1[i]);
-            }
-        }
-        for i in 0..R {
-            _mm512_storeu_ps(c.add(i * ldc), acc0[i]);
-            _mm512_storeu_ps(c.add(i * ldc + 16), acc1[i]);
-        }
     }
 }
 
@@ -509,7 +369,10 @@ mod tests {
     #[test]
     fn every_variant_agrees_with_the_scalar_definitions() {
         let xs: Vec<f32> = (0..1000).map(|i| (i as f32 - 500.0) / 61.0).collect();
-        for k in [Kernels::portable(), Kernels::best()] {
+        for k in [
+            Kernels::portable(),
+            Kernels::for_cpu(pgraphrag_core::simd::CpuFeatures::detect()),
+        ] {
             let mut g = xs.clone();
             (k.gelu_erf)(&mut g);
             for (x, y) in xs.iter().zip(&g) {
@@ -547,95 +410,6 @@ mod tests {
                     assert!((x[r * 40 + i] as f64 - want).abs() < 1e-5);
                 }
             }
-        }
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn avx512_matmul_matches_a_naive_product() {
-        if !Kernels::best().avx512 {
-            return; // nothing to compare on this CPU; the gemm path is covered elsewhere
-        }
-        let (m, k, n) = (29, 40, 64);
-        let a: Vec<f32> = (0..m * k)
-            .map(|i| ((i * 7 % 13) as f32 - 6.0) / 5.0)
-            .collect();
-        let w: Vec<f32> = (0..n * k)
-            .map(|i| ((i * 5 % 11) as f32 - 5.0) / 7.0)
-            .collect();
-        let bias: Vec<f32> = (0..n).map(|i| i as f32 / 10.0).collect();
-        let packed = pack_panels(&w, n, k);
-        let mut c = vec![0f32; m * n];
-        // SAFETY: AVX-512F checked above; the buffers have the sizes of the contract.
-        unsafe {
-            matmul_avx512(
-                a.as_ptr(),
-                k,
-                m,
-                k,
-                packed.as_ptr(),
-                bias.as_ptr(),
-                0,
-                n / NR,
-                c.as_mut_ptr(),
-                n,
-            )
-        };
-        for r in 0..m {
-            for j in 0..n {
-                let want: f64 = bias[j] as f64
-                    + (0..k)
-                        .map(|kk| a[r * k + kk] as f64 * w[j * k + kk] as f64)
-                        .sum::<f64>();
-                assert!((c[r * n + j] as f64 - want).abs() < 1e-4, "({r},{j})");
-            }
-        }
-    }
-}
-
-#[cfg(all(test, target_arch = "x86_64"))]
-mod timing {
-    use super::*;
-
-    /// `cargo test --release -p pgraphrag-retrieval --lib matmul_gflops -- --ignored --nocapture`
-    #[test]
-    #[ignore = "a timing probe, not a test"]
-    fn matmul_gflops() {
-        if !Kernels::best().avx512 {
-            return;
-        }
-        for (m, k, n) in [(2048, 384, 1152), (2048, 384, 1536), (2048, 1536, 384)] {
-            let a: Vec<f32> = (0..m * k).map(|i| (i % 7) as f32 * 0.1).collect();
-            let w: Vec<f32> = (0..n * k).map(|i| (i % 5) as f32 * 0.1).collect();
-            let bias = vec![0.5f32; n];
-            let packed = pack_panels(&w, n, k);
-            let mut c = vec![0f32; m * n];
-            let t = std::time::Instant::now();
-            let reps = 5;
-            for _ in 0..reps {
-                for r0 in (0..m).step_by(96) {
-                    // SAFETY: AVX-512F checked; sizes as in the contract.
-                    unsafe {
-                        matmul_avx512(
-                            a.as_ptr().add(r0 * k),
-                            k,
-                            96.min(m - r0),
-                            k,
-                            packed.as_ptr(),
-                            bias.as_ptr(),
-                            0,
-                            n / NR,
-                            c.as_mut_ptr().add(r0 * n),
-                            n,
-                        )
-                    };
-                }
-            }
-            let s = t.elapsed().as_secs_f64();
-            eprintln!(
-                "m={m} k={k} n={n}: {:.1} GFLOP/s",
-                2.0 * (m * k * n * reps) as f64 / s / 1e9
-            );
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Dense retrieval: a BERT mean-pooling encoder (Contriever recipe) with a native CPU forward
-//! pass (padding-free batches, AVX-512 kernels picked at run time) or candle (CPU option, GPU),
+//! pass (padding-free batches, AVX-512/AVX2 kernels picked at run time) or candle (CPU option, GPU),
 //! an embedding cache, snippet ranking and fusion.
 //!
 //! * [`BertEncoder`]: any BERT checkpoint folder (`config.json`, `model.safetensors` or
@@ -24,6 +24,7 @@ mod cache;
 mod contriever;
 mod encoder;
 mod kernels;
+mod matmul;
 mod native;
 mod retriever;
 mod snippet;

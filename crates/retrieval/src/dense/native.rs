@@ -29,12 +29,13 @@ use pgraphrag_core::simd::SendPtr;
 use rayon::prelude::*;
 
 use super::encoder::Pooling;
-use super::kernels::{Act, Kernels, NR};
+use super::kernels::{Act, Kernels};
+use super::matmul::{MR, NR};
 use crate::{Error, Result};
 
 /// A linear layer: `y = x·Wᵀ + b`.
 struct Lin {
-    /// `out × in` as stored by PyTorch (gemm path), or packed panels (AVX-512 path).
+    /// `out × in` as stored by PyTorch (gemm path), or packed panels (AVX-512/AVX2 path).
     w: Vec<f32>,
     packed: bool,
     b: Vec<f32>,
@@ -43,11 +44,11 @@ struct Lin {
 }
 
 impl Lin {
-    /// From PyTorch's `out × in` weight; packed for the AVX-512 kernel when it runs.
+    /// From PyTorch's `out × in` weight; packed when the kernels have a packed matrix multiply.
     fn new(k: &Kernels, w: Vec<f32>, b: Vec<f32>, out: usize, inp: usize) -> Lin {
-        let packed = k.avx512 && out.is_multiple_of(NR);
+        let packed = k.matmul.is_some() && out.is_multiple_of(NR);
         let w = if packed {
-            super::kernels::pack_panels(&w, out, inp)
+            super::matmul::pack_panels(&w, out, inp)
         } else {
             w
         };
@@ -129,13 +130,8 @@ fn to_vec(t: Tensor) -> candle_core::Result<Vec<f32>> {
 impl NativeBert {
     /// Copies the weights out of `vb` (rooted where `embeddings.*` and `encoder.*` live).
     /// Errors are candle's (a missing tensor or a shape that does not match `config`); the
-    /// caller adds the file name.
-    pub(crate) fn load(vb: &VarBuilder, config: &Config) -> std::result::Result<Self, String> {
-        Self::load_with_kernels(vb, config, Kernels::best())
-    }
-
-    /// [`NativeBert::load`] with given kernels (tests run the portable and AVX2 ones on an
-    /// AVX-512 machine).
+    /// caller adds the file name. `k`: the kernels (those of [`Kernels::for_cpu`]; tests also run the portable and AVX2
+    /// ones on an AVX-512 machine).
     pub(crate) fn load_with_kernels(
         vb: &VarBuilder,
         config: &Config,
@@ -412,14 +408,12 @@ impl NativeBert {
     fn linear(&self, x: &[f32], m: usize, lin: &Lin, y: &mut [f32], act: Option<Act>) {
         let (k, n) = (lin.inp, lin.out);
         let y = &mut y[..m * n];
-        #[cfg(target_arch = "x86_64")]
-        if lin.packed {
+        if let (true, Some(matmul)) = (lin.packed, self.k.matmul) {
             // Tasks: row chunks × panel groups, about 4 per thread.
             let threads = rayon::current_num_threads().max(1);
             let panels = n / NR;
             let want = threads * 4;
-            let mc = (m.div_ceil(want).div_ceil(super::kernels::MR) * super::kernels::MR)
-                .clamp(super::kernels::MR, 96);
+            let mc = (m.div_ceil(want).div_ceil(MR) * MR).clamp(MR, 96);
             let row_chunks = m.div_ceil(mc);
             let groups = (want.div_ceil(row_chunks)).clamp(1, panels);
             let per_group = panels.div_ceil(groups);
@@ -433,11 +427,11 @@ impl NativeBert {
                 if p0 >= p1 {
                     return;
                 }
-                // SAFETY: AVX-512F was detected (lin.packed is only set then); x holds m×k,
-                // the panels k×n, the bias n and y m×n floats; this task writes rows
+                // SAFETY: `matmul` comes from kernels picked for this CPU's features; x holds
+                // m×k, the panels k×n, the bias n and y m×n floats; this task writes rows
                 // r0..r0+rows, columns p0·NR..p1·NR of y, which no other task writes.
                 unsafe {
-                    super::kernels::matmul_avx512(
+                    matmul(
                         x.as_ptr().add(r0 * k),
                         k,
                         rows,
@@ -637,7 +631,7 @@ mod tests {
             m.forward(&seqs, Pooling::Pooler, b).unwrap();
             out
         };
-        let best = run(Kernels::best());
+        let best = run(Kernels::for_cpu(pgraphrag_core::simd::CpuFeatures::detect()));
         let mut sets = vec![Kernels::portable()];
         #[cfg(target_arch = "x86_64")]
         sets.extend(x86_avx2());
@@ -652,7 +646,7 @@ mod tests {
                 d < 1e-5,
                 "{} differs from {} by {d}",
                 k.name,
-                Kernels::best().name
+                Kernels::for_cpu(pgraphrag_core::simd::CpuFeatures::detect()).name
             );
         }
     }

@@ -133,6 +133,7 @@ impl DenseRetrieverBuilder {
                 max_length: self.opts.max_length,
                 device: self.opts.device,
                 backend: self.opts.backend,
+                ..Default::default()
             },
         )?;
         let cache = match &self.opts.cache {
