@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// Every example of the workspace: (package, example name).
-const EXAMPLES: [(&str, &str); 15] = [
+const EXAMPLES: [(&str, &str); 16] = [
     ("pgraphrag-examples", "pgraphrag"),
     ("pgraphrag-examples", "kragrec"),
     ("pgraphrag-examples", "lamp_summary"),
@@ -27,6 +27,7 @@ const EXAMPLES: [(&str, &str); 15] = [
     ("pgraphrag-retrieval", "scale"),
     ("pgraphrag-recsys", "kragrec_index"),
     ("pgraphrag-llm", "bench_llm"),
+    ("pgraphrag-train", "bench_train"),
     ("pgraphrag-metrics", "score_pairs"),
     ("pgraphrag-metrics", "profile_parts"),
     ("pgraphrag-text", "tokenize_json"),
@@ -617,6 +618,42 @@ fn bench_llm_decodes_four_tokens() {
     assert_eq!(v["tg_tokens"], 4, "{v}");
     assert!(v["pp_tokens"].as_u64().is_some_and(|n| n > 5), "{v}");
     assert!(v["pp_tok_s"].as_f64().is_some_and(|x| x > 0.0), "{v}");
+}
+
+#[test]
+fn bench_train_takes_two_lora_steps_on_smollm2() {
+    let model = smollm();
+    let out = run(
+        "pgraphrag-train",
+        "bench_train",
+        &[
+            "--model",
+            model.to_str().unwrap(),
+            "--batch",
+            "1",
+            "--seq",
+            "16",
+            "--answer",
+            "2",
+            "--steps",
+            "2",
+        ],
+        &[],
+    );
+    let v: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(v["impl"], "rust-candle", "{v}");
+    let losses = v["losses"].as_array().expect("losses");
+    // The loss before the first step, then after each step; training on one batch lowers it.
+    assert_eq!(losses.len(), 3, "{v}");
+    let (first, last) = (losses[0].as_f64().unwrap(), losses[2].as_f64().unwrap());
+    assert!(last < first, "{v}");
+    assert!(
+        losses
+            .iter()
+            .all(|l| l.as_f64().is_some_and(|x| x.is_finite() && x > 0.0)),
+        "{v}"
+    );
+    assert!(v["tokens_per_s"].as_f64().is_some_and(|x| x > 0.0), "{v}");
 }
 
 const PAIRS: &str = r#"{"id": 1, "prediction": "The quick brown dog jumps on the log.", "reference": "The quick brown fox jumps over the lazy dog"}

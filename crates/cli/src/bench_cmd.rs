@@ -149,6 +149,11 @@ pub struct Args {
     /// `{dataset}_{split}.json` names the outputs; `b2w` selects Portuguese directions.
     #[arg(long)]
     pub split: PathBuf,
+    /// Rank from this PostgreSQL profile store (postgres://USER@HOST:PORT/DATABASE, holding the
+    /// dataset `{dataset}_{split}` from `pgraphrag store load`) instead of the split's in-memory
+    /// graph: the same ranking file and prompts. Needs a build with `--features postgres`.
+    #[arg(long)]
+    pub store: Option<String>,
     /// The task (reviewText, reviewTitle, reviewRating also accepted).
     #[arg(long, value_parser = crate::args::task())]
     pub task: Task,
@@ -502,7 +507,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     popts.k = popts.k.max(args.ks.iter().copied().max().unwrap_or(1));
     let ranker = ProfileRanker::new(recipe.bm25(), popts);
     let bar = Bar::new(args.quiet);
-    let ranked = rank_all(&split, &graph, policy, task, ranker, &bar)?;
+    let ranked = match &args.store {
+        Some(url) => {
+            let dataset = format!("{dataset}_{split_name}");
+            crate::rank_cmd::rank_from_store(url, &dataset, recipe, &split, task, ranker, &bar)?
+        }
+        None => rank_all(&split, &graph, policy, task, ranker, &bar)?,
+    };
     let records: Vec<RankingRecord> = ranked.iter().map(RankingRecord::from_profile).collect();
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating the output folder {}", args.out.display()))?;

@@ -21,8 +21,12 @@ mod plot_cmd;
 mod progress;
 mod rank_cmd;
 mod recsys_cmd;
+#[cfg(feature = "postgres")]
+mod store_cmd;
 mod summarize_cmd;
 mod wordnet;
+#[cfg(feature = "jetstream")]
+mod worker_cmd;
 
 /// Personalized retrieval-augmented generation: rank profiles, score outputs, run benchmarks, plot results.
 #[derive(Parser)]
@@ -55,6 +59,15 @@ enum Command {
     Recsys(recsys_cmd::Args),
     /// Summarise each LaMP user's profile offline (summary-augmented LaMP) into a summary store.
     Summarize(summarize_cmd::Args),
+    /// Run offline job units from a JetStream work queue until it is drained or forever.
+    #[cfg(feature = "jetstream")]
+    Worker(worker_cmd::WorkerArgs),
+    /// Submit offline jobs to a JetStream work queue, read its status, export results.
+    #[cfg(feature = "jetstream")]
+    Queue(worker_cmd::QueueArgs),
+    /// Load splits into the PostgreSQL profile store, list or drop datasets, measure fetches.
+    #[cfg(feature = "postgres")]
+    Store(store_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +83,12 @@ fn main() -> ExitCode {
         Command::Summarize(a) => summarize_cmd::run(a),
         Command::Multistage(a) => multistage_cmd::run(a),
         Command::Recsys(a) => recsys_cmd::run(a),
+        #[cfg(feature = "jetstream")]
+        Command::Worker(a) => worker_cmd::run_worker(a),
+        #[cfg(feature = "jetstream")]
+        Command::Queue(a) => worker_cmd::run_queue(a),
+        #[cfg(feature = "postgres")]
+        Command::Store(a) => store_cmd::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,6 +4,10 @@
 //! (`pgraphrag_data::RankingRecord`) plus a `score` on every ranked entry. By default the
 //! graph and ranking semantics are the released code's (drop-in comparable files); `--clean`
 //! switches to the library's cleaner choices. See `docs/ranking.md`.
+//!
+//! With `--store postgres://...` (a build with `--features postgres`) the targets and every
+//! candidate come from a dataset of the PostgreSQL profile store (`pgraphrag store load`)
+//! instead of the split file; the files written are byte-identical (`docs/store.md`).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -15,7 +19,7 @@ use pgraphrag_data::{IdPolicy, RankingRecord, Split, write_rankings};
 use pgraphrag_eval::{RankingSummary, Recipe, rank_all, ranking_file_name};
 use pgraphrag_graph::UserItemGraph;
 use pgraphrag_retrieval::profile::{
-    ProfileOptions, ProfileRanker, RandomReview, Task, WithRetriever,
+    CandidateRanker, ProfileOptions, ProfileRanker, RandomReview, Task, WithRetriever,
 };
 use pgraphrag_retrieval::sparse::{Bm25Lucene, NoRetriever, PgraphragTokenizer, RandomRetriever};
 
@@ -68,9 +72,18 @@ impl From<BackendArg> for pgraphrag_retrieval::dense::EncoderBackend {
 /// Arguments of `pgraphrag rank`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The PGraphRAG split (e.g. $PGRAPHRAG_DATA/pgraphrag/amazon_dev.json).
+    /// The PGraphRAG split (e.g. $PGRAPHRAG_DATA/pgraphrag/amazon_dev.json). With --store it
+    /// is not read: it only names the dataset (its file stem) unless --dataset does.
+    #[arg(long, required_unless_present = "dataset")]
+    pub split: Option<PathBuf>,
+    /// Read the targets and candidates from this PostgreSQL profile store
+    /// (postgres://USER@HOST:PORT/DATABASE, loaded with `pgraphrag store load`) instead of the
+    /// split file. Needs a build with `--features postgres`. Retrievers: all but contriever.
     #[arg(long)]
-    pub split: PathBuf,
+    pub store: Option<String>,
+    /// The dataset in --store (default: the --split file's stem, e.g. amazon_dev).
+    #[arg(long, requires = "store")]
+    pub dataset: Option<String>,
     /// The task: text, title or rating (reviewText, reviewTitle, reviewRating also accepted).
     /// Several tasks (comma-separated or repeated) rank the split once per task in one run,
     /// sharing the loaded split, the graph and the tokens (BM25 tasks run in parallel); --out
@@ -142,14 +155,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         )));
     }
     let t0 = Instant::now();
-    let split = crate::args::load_split(&args.split)?;
     let recipe = if args.clean {
         Recipe::Clean
     } else {
         Recipe::ReleasedCode
     };
     let policy = recipe.id_policy();
-    let graph = recipe.graph(&split);
+    let (split, source) = open_source(&args, recipe)?;
     let mut split = split;
     if let Some(n) = args.limit {
         split.users.truncate(n);
@@ -163,11 +175,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let bar = Bar::new(args.quiet);
     if tasks.len() > 1 {
-        let stem = args
-            .split
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "split".into());
+        let stem = stem(&args);
         let retriever = args
             .retriever
             .to_possible_value()
@@ -180,14 +188,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 (t, args.out.join(name))
             })
             .collect();
-        if args.retriever == RetrieverArg::Bm25 {
+        if let (RetrieverArg::Bm25, Source::Graph(graph)) = (args.retriever, &source) {
             // Tokenize every review once, then rank the tasks in parallel, each with its own
             // copy of the token cache and its own random stream (as separate runs would).
             // Parallel tasks report no progress (one bar cannot show several runs).
             let mut warm = recipe.bm25();
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            warm.warm_parallel(&graph, threads);
-            let (split, graph, warm) = (&split, &graph, &warm);
+            let graph: &UserItemGraph = graph;
+            warm.warm_parallel(graph, threads);
+            let (split, warm) = (&split, &warm);
+            let described = &source.describe();
             std::thread::scope(|sc| -> anyhow::Result<()> {
                 let handles: Vec<_> = outs
                     .iter()
@@ -195,7 +205,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         sc.spawn(move || -> anyhow::Result<()> {
                             let ranker = ProfileRanker::new(warm.clone(), popts);
                             let records = rank_all(split, graph, policy, *task, ranker, &())?;
-                            finish(records, graph, out, t0)
+                            finish(records, described, out, t0)
                         })
                     })
                     .collect();
@@ -209,21 +219,137 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             })?;
         } else {
             for (task, out) in &outs {
-                let records = rank_task(&args, &split, &graph, recipe, *task, popts, &bar)?;
-                finish(records, &graph, out, t0)?;
+                let records = rank_task(&args, &split, &source, recipe, *task, popts, &bar)?;
+                finish(records, &source.describe(), out, t0)?;
             }
         }
         return Ok(());
     }
     let task: Task = tasks[0];
-    let records = rank_task(&args, &split, &graph, recipe, task, popts, &bar)?;
-    finish(records, &graph, &args.out, t0)
+    let records = rank_task(&args, &split, &source, recipe, task, popts, &bar)?;
+    finish(records, &source.describe(), &args.out, t0)
+}
+
+/// Where the candidates come from: the split's in-memory graph, or a PostgreSQL store.
+pub enum Source {
+    /// The graph of the split file.
+    Graph(Box<UserItemGraph>),
+    /// A dataset of the PostgreSQL profile store.
+    #[cfg(feature = "postgres")]
+    Store(Box<pgraphrag_store::postgres::PgProfiles>),
+}
+
+impl Source {
+    /// Ranks every user of `split` (the targets) with `ranker`: `rank_all` on the graph,
+    /// `rank_all_from` on the store (candidates fetched 256 users at a time).
+    pub fn rank_all<R: CandidateRanker>(
+        &self,
+        split: &Split,
+        policy: IdPolicy,
+        task: Task,
+        ranker: ProfileRanker<R>,
+        progress: &dyn Progress,
+    ) -> pgraphrag_eval::Result<Vec<RankedProfile>> {
+        match self {
+            Source::Graph(g) => rank_all(split, g, policy, task, ranker, progress),
+            #[cfg(feature = "postgres")]
+            Source::Store(p) => {
+                pgraphrag_eval::rank_all_from(split, &**p, policy, task, ranker, progress, 256)
+            }
+        }
+    }
+
+    /// The in-memory graph, if that is the source.
+    pub fn graph(&self) -> Option<&UserItemGraph> {
+        match self {
+            Source::Graph(g) => Some(&**g),
+            #[cfg(feature = "postgres")]
+            Source::Store(_) => None,
+        }
+    }
+
+    /// For the summary line.
+    pub fn describe(&self) -> String {
+        match self {
+            Source::Graph(g) => format!(
+                "{} reviews in the graph, {} overwritten",
+                g.num_reviews(),
+                g.num_overwritten()
+            ),
+            #[cfg(feature = "postgres")]
+            Source::Store(p) => format!(
+                "{} reviews in store dataset {}",
+                p.info().reviews,
+                p.info().name
+            ),
+        }
+    }
+}
+
+/// The targets and the candidate source: the split file and its graph, or the store.
+fn open_source(args: &Args, recipe: Recipe) -> anyhow::Result<(Split, Source)> {
+    if let Some(url) = &args.store {
+        return open_store(url, &dataset_name(args), recipe);
+    }
+    let Some(path) = &args.split else {
+        return Err(usage(
+            "--split FILE is needed (or --store URL with --dataset NAME)",
+        ));
+    };
+    let split = crate::args::load_split(path)?;
+    let graph = recipe.graph(&split);
+    Ok((split, Source::Graph(Box::new(graph))))
+}
+
+/// The dataset named by --dataset, or the --split file's stem.
+fn dataset_name(args: &Args) -> String {
+    args.dataset.clone().unwrap_or_else(|| stem(args))
+}
+
+/// The --split file's stem (`split` without one), or the --dataset name.
+fn stem(args: &Args) -> String {
+    match (&args.split, &args.dataset) {
+        (Some(p), _) => p
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "split".into()),
+        (None, Some(d)) => d.clone(),
+        (None, None) => "split".into(),
+    }
+}
+
+/// Ranks `split`'s targets with candidates from `dataset` in the store at `url` (`pgraphrag
+/// bench --store`).
+pub fn rank_from_store<R: CandidateRanker>(
+    url: &str,
+    dataset: &str,
+    recipe: Recipe,
+    split: &Split,
+    task: Task,
+    ranker: ProfileRanker<R>,
+    progress: &dyn Progress,
+) -> anyhow::Result<Vec<RankedProfile>> {
+    let (_, source) = open_store(url, dataset, recipe)?;
+    Ok(source.rank_all(split, recipe.id_policy(), task, ranker, progress)?)
+}
+
+#[cfg(feature = "postgres")]
+fn open_store(url: &str, dataset: &str, recipe: Recipe) -> anyhow::Result<(Split, Source)> {
+    let (targets, profiles) = crate::store_cmd::open_for_ranking(url, dataset, recipe)?;
+    Ok((targets, Source::Store(Box::new(profiles))))
+}
+
+#[cfg(not(feature = "postgres"))]
+fn open_store(_url: &str, _dataset: &str, _recipe: Recipe) -> anyhow::Result<(Split, Source)> {
+    Err(usage(
+        "--store needs a pgraphrag built with PostgreSQL support: cargo build -p pgraphrag-cli --features postgres",
+    ))
 }
 
 /// Writes one ranking file and prints its summary line.
 fn finish(
     profiles: Vec<RankedProfile>,
-    graph: &UserItemGraph,
+    source: &str,
     out: &Path,
     t0: Instant,
 ) -> anyhow::Result<()> {
@@ -231,10 +357,8 @@ fn finish(
     let records: Vec<RankingRecord> = profiles.into_iter().map(RankingRecord::from).collect();
     write_rankings(out, &records).with_context(|| format!("writing {}", out.display()))?;
     eprintln!(
-        "ranked {} users ({} reviews in the graph, {} overwritten) in {:.2}s: mean {:.2} user / {:.2} neighbour entries; wrote {}",
+        "ranked {} users ({source}) in {:.2}s: mean {:.2} user / {:.2} neighbour entries; wrote {}",
         s.users,
-        graph.num_reviews(),
-        graph.num_overwritten(),
         t0.elapsed().as_secs_f64(),
         s.mean_user,
         s.mean_neighbors,
@@ -247,7 +371,7 @@ fn finish(
 fn rank_task(
     args: &Args,
     split: &Split,
-    graph: &UserItemGraph,
+    source: &Source,
     recipe: Recipe,
     task: Task,
     mut popts: ProfileOptions,
@@ -257,53 +381,25 @@ fn rank_task(
     let records = match args.retriever {
         RetrieverArg::Bm25 => {
             let r = recipe.bm25();
-            rank_all(
-                split,
-                graph,
-                policy,
-                task,
-                ProfileRanker::new(r, popts),
-                progress,
-            )?
+            source.rank_all(split, policy, task, ProfileRanker::new(r, popts), progress)?
         }
         RetrieverArg::Bm25Lucene => {
             let r = WithRetriever(
                 Bm25Lucene::new(PgraphragTokenizer).with_tie_order(recipe.tie_order()),
             );
-            rank_all(
-                split,
-                graph,
-                policy,
-                task,
-                ProfileRanker::new(r, popts),
-                progress,
-            )?
+            source.rank_all(split, policy, task, ProfileRanker::new(r, popts), progress)?
         }
         RetrieverArg::Random => {
             // The notebook has no random ranker: draw the random review over graph order.
             popts.random_via_ranker = false;
             let r = WithRetriever(RandomRetriever::new(args.seed));
-            rank_all(
-                split,
-                graph,
-                policy,
-                task,
-                ProfileRanker::new(r, popts),
-                progress,
-            )?
+            source.rank_all(split, policy, task, ProfileRanker::new(r, popts), progress)?
         }
         RetrieverArg::None => {
             // Nothing is ranked; the random review is drawn over graph order.
             popts.random_via_ranker = false;
             let r = WithRetriever(NoRetriever);
-            rank_all(
-                split,
-                graph,
-                policy,
-                task,
-                ProfileRanker::new(r, popts),
-                progress,
-            )?
+            source.rank_all(split, policy, task, ProfileRanker::new(r, popts), progress)?
         }
         RetrieverArg::Contriever => {
             // The notebook runs Contriever without the BM25 path, so nothing is dropped.
@@ -317,10 +413,14 @@ fn rank_task(
                 .filter_map(|u| u.profile.first())
                 .map(|t| task.query(t.title.as_deref(), t.text.as_deref()))
                 .collect();
+            let Some(graph) = source.graph() else {
+                return Err(usage(
+                    "--retriever contriever embeds every review of the graph: it runs on --split, not --store",
+                ));
+            };
             let r = dense_retriever(args, graph, &queries, progress)?;
-            rank_all(
+            source.rank_all(
                 split,
-                graph,
                 policy,
                 task,
                 ProfileRanker::new(WithRetriever(r), popts),

@@ -31,9 +31,33 @@ use crate::{Error, Result};
 /// assert_eq!(cache.len().unwrap(), 1);
 /// ```
 pub struct GenerationCache {
-    conn: Mutex<Connection>,
+    backend: Backend,
     path: PathBuf,
 }
+
+/// Where a [`GenerationCache`] keeps its rows.
+enum Backend {
+    Sqlite(Mutex<Connection>),
+    #[cfg(feature = "postgres")]
+    Postgres(Box<pgraphrag_store::postgres::ArtifactTable>),
+}
+
+/// The PostgreSQL table of the generation cache (feature `postgres`): the SQLite table's columns.
+#[cfg(feature = "postgres")]
+const PG_SCHEMA: pgraphrag_store::postgres::ArtifactSchema<'static> =
+    pgraphrag_store::postgres::ArtifactSchema {
+        kind: "generation cache",
+        version: 1,
+        ddl: "CREATE TABLE IF NOT EXISTS pgraphrag_generations (
+              key      text PRIMARY KEY,
+              model    text NOT NULL,
+              prompt   text NOT NULL,
+              params   text NOT NULL,
+              output   text NOT NULL,
+              seconds  double precision NOT NULL,
+              created  timestamptz NOT NULL DEFAULT now()
+          )",
+    };
 
 /// The generation cache's file: table `generations` keyed by [`GenerationCache::key`]
 /// (unchanged since the first version, so files written before the stamps are read).
@@ -68,8 +92,29 @@ impl GenerationCache {
     pub fn open(path: &Path) -> Result<Self> {
         let conn = sqlite::open(path, &SCHEMA, &Options::default())?;
         Ok(GenerationCache {
-            conn: Mutex::new(conn),
+            backend: Backend::Sqlite(Mutex::new(conn)),
             path: path.to_path_buf(),
+        })
+    }
+
+    /// Opens the cache in the PostgreSQL database at `url` (feature `postgres`): table
+    /// `pgraphrag_generations`, the same keys and rows as the SQLite file, every
+    /// [`put`](Self::put) an idempotent upsert committed before it returns, shared by any
+    /// number of processes on any number of machines. A database holding another version of
+    /// the table is refused with [`Error::Store`] naming it.
+    ///
+    /// ```no_run
+    /// let cache = pgraphrag_eval::GenerationCache::open_postgres("postgres://postgres@127.0.0.1:55432/pgraphrag_single").unwrap();
+    /// println!("{} generations", cache.len().unwrap());
+    /// ```
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres(url: &str) -> Result<Self> {
+        let table = pgraphrag_store::postgres::ArtifactTable::open(url, &PG_SCHEMA)
+            .map_err(pgraphrag_store::Error::from)?;
+        let path = PathBuf::from(table.url());
+        Ok(GenerationCache {
+            backend: Backend::Postgres(Box::new(table)),
+            path,
         })
     }
 
@@ -77,12 +122,13 @@ impl GenerationCache {
     pub fn in_memory() -> Result<Self> {
         let conn = sqlite::open_in_memory(&SCHEMA, &Options::default())?;
         Ok(GenerationCache {
-            conn: Mutex::new(conn),
+            backend: Backend::Sqlite(Mutex::new(conn)),
             path: PathBuf::from(":memory:"),
         })
     }
 
-    /// The file this cache lives in (`:memory:` for [`in_memory`](Self::in_memory)).
+    /// The file this cache lives in (`:memory:` for [`in_memory`](Self::in_memory), the URL
+    /// without its password for [`open_postgres`](Self::open_postgres)).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -110,9 +156,9 @@ impl GenerationCache {
         digest.iter().map(|b| format!("{b:02x}")).collect()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+    fn lock(conn: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave SQLite inconsistent; keep going.
-        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+        conn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn err(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
@@ -125,14 +171,26 @@ impl GenerationCache {
     /// The cached output for this (model, prompt, params), if any.
     pub fn get(&self, model: &str, prompt: &Prompt, params: &GenParams) -> Result<Option<String>> {
         let key = Self::key(model, prompt, params);
-        self.lock()
-            .query_row(
-                "SELECT output FROM generations WHERE key = ?1",
-                params![key],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(self.err())
+        match &self.backend {
+            Backend::Sqlite(conn) => Self::lock(conn)
+                .query_row(
+                    "SELECT output FROM generations WHERE key = ?1",
+                    params![key],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(self.err()),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(t) => Ok(t
+                .run("reading a generation", |c| {
+                    c.query_opt(
+                        "SELECT output FROM pgraphrag_generations WHERE key = $1",
+                        &[&key],
+                    )
+                })
+                .map_err(pgraphrag_store::Error::from)?
+                .map(|r| r.get(0))),
+        }
     }
 
     /// Stores an output (committed before returning). `seconds` is how long it took.
@@ -147,23 +205,48 @@ impl GenerationCache {
         let key = Self::key(model, prompt, params);
         let prompt_json = serde_json::to_string(prompt).expect("prompt serializes");
         let params_json = serde_json::to_string(params).expect("params serialize");
-        self.lock()
-            .execute(
-                "INSERT OR REPLACE INTO generations (key, model, prompt, params, output, seconds)
+        match &self.backend {
+            Backend::Sqlite(conn) => {
+                Self::lock(conn)
+                    .execute(
+                        "INSERT OR REPLACE INTO generations (key, model, prompt, params, output, seconds)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![key, model, prompt_json, params_json, output, seconds],
-            )
-            .map_err(self.err())?;
+                        params![key, model, prompt_json, params_json, output, seconds],
+                    )
+                    .map_err(self.err())?;
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(t) => {
+                t.run("storing a generation", |c| {
+                    c.execute(
+                        "INSERT INTO pgraphrag_generations (key, model, prompt, params, output, seconds) \
+                         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key) DO UPDATE SET \
+                         model = EXCLUDED.model, prompt = EXCLUDED.prompt, params = EXCLUDED.params, \
+                         output = EXCLUDED.output, seconds = EXCLUDED.seconds, created = now()",
+                        &[&key, &model, &prompt_json, &params_json, &output, &seconds],
+                    )
+                })
+                .map_err(pgraphrag_store::Error::from)?;
+            }
+        }
         Ok(())
     }
 
     /// How many generations the cache holds.
     pub fn len(&self) -> Result<usize> {
-        let n: i64 = self
-            .lock()
-            .query_row("SELECT COUNT(*) FROM generations", [], |r| r.get(0))
-            .map_err(self.err())?;
-        Ok(n as usize)
+        let n: i64 = match &self.backend {
+            Backend::Sqlite(conn) => Self::lock(conn)
+                .query_row("SELECT COUNT(*) FROM generations", [], |r| r.get(0))
+                .map_err(self.err())?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(t) => t
+                .run("counting generations", |c| {
+                    c.query_one("SELECT count(*) FROM pgraphrag_generations", &[])
+                })
+                .map_err(pgraphrag_store::Error::from)?
+                .get(0),
+        };
+        Ok(n.max(0) as usize)
     }
 
     /// `true` when the cache holds nothing.

@@ -32,6 +32,10 @@
 //! * [`multistage`]: the multistage writing paper's Table 2 grid (zero-shot cells, BLEU and
 //!   ROUGE with intervals and paired t-tests) and its training-data export.
 //!
+//! * [`jobs`]: offline jobs split into units for work queues (ranking every user of a
+//!   split in chunks), each unit committed through a [`jobs::ResultSink`] before it is
+//!   acknowledged; `pgraphrag queue` and `pgraphrag worker` run them on JetStream.
+//!
 //! The `pgraphrag bench` command wires these to a split, BM25 ranking, a model and the
 //! metrics; see `docs/bench.md`.
 #![deny(missing_docs)]
@@ -40,6 +44,7 @@ mod cache;
 pub mod cold_start;
 mod error;
 mod grid;
+pub mod jobs;
 pub mod lamp;
 pub mod lamp_grid;
 pub mod multistage;
@@ -53,7 +58,7 @@ pub use cache::{CacheStats, CachedGenerator, GenerationCache};
 pub use error::{Error, Result};
 pub use grid::{Bench, ConfigOutputs, RunConfig, RunStats, UserOutput, Wrapper, pgraphrag_grid};
 pub use output::{RunName, python_json, read_output_file, write_atomic, write_output_file};
-pub use rank::{RankingSummary, rank_all, ranking_file_name};
+pub use rank::{RankingSummary, rank_all, rank_all_from, ranking_file_name};
 pub use recipe::Recipe;
 pub use table::{
     RatingParse, RatingScorer, ResultRow, ResultsTable, Scorer, TextScorer, gold, paired_p_values,

@@ -3,8 +3,8 @@
 
 use pgraphrag_core::progress::Progress;
 use pgraphrag_core::{Entry, RankedProfile};
-use pgraphrag_data::{IdPolicy, Split};
-use pgraphrag_graph::UserItemGraph;
+use pgraphrag_data::{IdPolicy, Split, SplitUser};
+use pgraphrag_graph::{ProfileRequest, ProfileSource, Scope, UserDirectory, UserItemGraph};
 use pgraphrag_retrieval::profile::{CandidateRanker, ProfileRanker, Task};
 
 use crate::{Error, Result};
@@ -52,8 +52,52 @@ fn rank_records<R: CandidateRanker>(
     ranker: &mut ProfileRanker<R>,
     progress: &dyn Progress,
 ) -> Result<Vec<RankedProfile>> {
-    let mut out = Vec::with_capacity(split.users.len());
-    for (i, user) in split.users.iter().enumerate() {
+    rank_users(
+        split,
+        graph,
+        policy,
+        task,
+        ranker,
+        0..split.users.len(),
+        progress,
+    )
+}
+
+/// [`rank_all`] for the users `users` of `split` (indices in file order), with a ranker the
+/// caller keeps: its seeded random stream continues where the previous call left it, so
+/// ranking `0..a` then `a..n` with one ranker gives what [`rank_all`] gives for `0..n` (the
+/// work-queue jobs rank a split in chunks this way, [`crate::jobs`]). Reports one advance per
+/// user to `progress` (no start or finish). A range past the end is cut to the split.
+///
+/// ```
+/// use pgraphrag_core::NoProgress;
+/// use pgraphrag_eval::{rank::{rank_all, rank_users}, recipe::Recipe};
+/// use pgraphrag_retrieval::profile::{ProfileRanker, Task};
+/// let split = pgraphrag_data::parse_split(br#"[
+///   {"id": "u1", "profile": [{"title": "soap", "text": "a", "rating": 5, "pid": "p1"}]},
+///   {"id": "u2", "profile": [{"title": "soap", "text": "c", "rating": 2, "pid": "p1"}]}]"#, "x.json").unwrap();
+/// let r = Recipe::ReleasedCode;
+/// let graph = r.graph(&split);
+/// let new = || ProfileRanker::new(r.bm25(), r.profile_options());
+/// let all = rank_all(&split, &graph, r.id_policy(), Task::Text, new(), &NoProgress).unwrap();
+/// let mut ranker = new();
+/// let mut parts = rank_users(&split, &graph, r.id_policy(), Task::Text, &mut ranker, 0..1, &NoProgress).unwrap();
+/// parts.extend(rank_users(&split, &graph, r.id_policy(), Task::Text, &mut ranker, 1..2, &NoProgress).unwrap());
+/// assert_eq!(parts, all);
+/// ```
+pub fn rank_users<R: CandidateRanker>(
+    split: &Split,
+    graph: &UserItemGraph,
+    policy: IdPolicy,
+    task: Task,
+    ranker: &mut ProfileRanker<R>,
+    users: std::ops::Range<usize>,
+    progress: &dyn Progress,
+) -> Result<Vec<RankedProfile>> {
+    let end = users.end.min(split.users.len());
+    let start = users.start.min(end);
+    let mut out = Vec::with_capacity(end - start);
+    for (i, user) in split.users.iter().enumerate().take(end).skip(start) {
         let Some(target) = user.target() else {
             return Err(Error::EmptyProfile {
                 record: i,
@@ -62,13 +106,22 @@ fn rank_records<R: CandidateRanker>(
         };
         let item = policy.apply(&target.pid);
         let query = task.query(target.title.as_deref(), target.text.as_deref());
-        let mut p = ranker
+        let p = ranker
             .rank(graph, &user.id, &item, &query)
             .map_err(|source| Error::Ranking {
                 record: i,
                 user_id: user.id.clone(),
                 source: Box::new(source),
             })?;
+        out.push(with_target(p, user));
+        progress.advance(1);
+    }
+    Ok(out)
+}
+
+/// Sets the profile's target to the user's `profile[0]` as the split stores it.
+fn with_target(mut p: RankedProfile, user: &SplitUser) -> RankedProfile {
+    if let Some(target) = user.target() {
         p.target = Entry {
             author: user.id.clone(),
             item: target.pid.to_string(),
@@ -78,9 +131,108 @@ fn rank_records<R: CandidateRanker>(
             ..Default::default()
         };
         p.target_item = target.pid.clone();
-        out.push(p);
-        progress.advance(1);
     }
+    p
+}
+
+/// [`rank_all`] over any profile source (a PostgreSQL store, or the in-memory graph itself):
+/// the same ranked profiles, byte for byte once written. `split` lists the targets (each
+/// user's `profile[0]`; the rest of each profile is not read: the candidates come from
+/// `source`, which must hold the graph built with `policy`). Candidate lists are fetched
+/// `batch` users at a time with [`ProfileSource::profiles`].
+///
+/// ```
+/// use pgraphrag_core::NoProgress;
+/// use pgraphrag_eval::{rank::{rank_all, rank_all_from}, recipe::Recipe};
+/// use pgraphrag_retrieval::profile::{ProfileRanker, Task};
+/// let split = pgraphrag_data::parse_split(br#"[
+///   {"id": "u1", "profile": [{"title": "soap", "text": "a", "rating": 5, "pid": "p1"},
+///                            {"title": "old soap", "text": "b", "rating": 4, "pid": "p2"}]},
+///   {"id": "u2", "profile": [{"title": "soap", "text": "c", "rating": 2, "pid": "p1"}]}]"#, "x.json").unwrap();
+/// let r = Recipe::ReleasedCode;
+/// let graph = r.graph(&split);
+/// let ranker = || ProfileRanker::new(r.bm25(), r.profile_options());
+/// let a = rank_all(&split, &graph, r.id_policy(), Task::Text, ranker(), &NoProgress).unwrap();
+/// let b = rank_all_from(&split, &graph, r.id_policy(), Task::Text, ranker(), &NoProgress, 64).unwrap();
+/// assert_eq!(a, b);
+/// ```
+pub fn rank_all_from<S, R>(
+    split: &Split,
+    source: &S,
+    policy: IdPolicy,
+    task: Task,
+    mut ranker: ProfileRanker<R>,
+    progress: &dyn Progress,
+    batch: usize,
+) -> Result<Vec<RankedProfile>>
+where
+    S: ProfileSource + UserDirectory + ?Sized,
+    R: CandidateRanker,
+{
+    progress.start(split.users.len() as u64, "users");
+    let mut out = Vec::with_capacity(split.users.len());
+    let mut start = 0;
+    for chunk in split.users.chunks(batch.max(1)) {
+        let mut items = Vec::with_capacity(chunk.len());
+        for (j, user) in chunk.iter().enumerate() {
+            let Some(target) = user.target() else {
+                return Err(Error::EmptyProfile {
+                    record: start + j,
+                    user_id: user.id.clone(),
+                });
+            };
+            items.push(policy.apply(&target.pid));
+        }
+        let requests: Vec<ProfileRequest<'_>> = chunk
+            .iter()
+            .zip(&items)
+            .flat_map(|(u, item)| {
+                [Scope::User, Scope::Neighbor].map(|scope| ProfileRequest {
+                    user: &u.id,
+                    item,
+                    scope,
+                })
+            })
+            .collect();
+        let fetched = source.profiles(&requests).map_err(|e| Error::Ranking {
+            record: start,
+            user_id: chunk[0].id.clone(),
+            source: Box::new(pgraphrag_retrieval::Error::Profile {
+                side: "user and neighbour",
+                user: chunk[0].id.clone(),
+                item: items[0].to_string(),
+                source: pgraphrag_core::Error::backend(e),
+            }),
+        })?;
+        let mut fetched = fetched.into_iter();
+        for (j, (user, item)) in chunk.iter().zip(&items).enumerate() {
+            let (Some(mine), Some(theirs)) = (fetched.next(), fetched.next()) else {
+                return Err(Error::Ranking {
+                    record: start + j,
+                    user_id: user.id.clone(),
+                    source: Box::new(pgraphrag_retrieval::Error::InvalidInput(format!(
+                        "the profile source returned fewer profiles than the {} requested",
+                        requests.len()
+                    ))),
+                });
+            };
+            let target = user
+                .target()
+                .map(|t| task.query(t.title.as_deref(), t.text.as_deref()));
+            let query = target.unwrap_or_default();
+            let p = ranker
+                .rank_fetched(source, &user.id, item, &query, mine, theirs)
+                .map_err(|source| Error::Ranking {
+                    record: start + j,
+                    user_id: user.id.clone(),
+                    source: Box::new(source),
+                })?;
+            out.push(with_target(p, user));
+            progress.advance(1);
+        }
+        start += chunk.len();
+    }
+    progress.finish();
     Ok(out)
 }
 

@@ -50,6 +50,10 @@ use serde::{Deserialize, Serialize};
 
 pub mod kg;
 pub use kg::KnowledgeGraph;
+mod source;
+pub use source::{
+    ProfileRequest, ProfileSource, ReviewLookup, ReviewSet, SourcedProfile, UserDirectory,
+};
 
 /// Errors of `pgraphrag-graph`.
 #[derive(Debug, thiserror::Error)]

@@ -52,6 +52,7 @@ pub use gguf::{
     Activations, Architecture, ContextOverflow, DeviceChoice, Engine, FinishReason, Generation,
     GgufModel, GgufOptions, Kernels, Prefill, WeightFormat,
 };
+pub use native::dense::{LlamaDims, LlamaF32, LlamaLayerF32, load_llama_f32};
 pub use openai::{Completion, OpenAiClient, OpenAiOptions};
 pub use template::ChatTemplate;
 pub use tokenizer::LlmTokenizer;

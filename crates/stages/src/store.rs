@@ -98,8 +98,49 @@ pub struct StoreConfig {
 /// assert_eq!(store.missing(&[key, changed]).unwrap(), [(1, Staleness::ProfileChanged)]);
 /// ```
 pub struct SummaryStore {
-    conn: Mutex<Connection>,
+    backend: Backend,
     path: PathBuf,
+}
+
+/// Where a [`SummaryStore`] keeps its rows.
+enum Backend {
+    Sqlite(Mutex<Connection>),
+    #[cfg(feature = "postgres")]
+    Postgres(Box<pgraphrag_store::postgres::ArtifactTable>),
+}
+
+/// The PostgreSQL table of the summary store (feature `postgres`): the SQLite table's columns.
+#[cfg(feature = "postgres")]
+const PG_SCHEMA: pgraphrag_store::postgres::ArtifactSchema<'static> =
+    pgraphrag_store::postgres::ArtifactSchema {
+        kind: "summary store",
+        version: 1,
+        ddl: "CREATE TABLE IF NOT EXISTS pgraphrag_summaries (
+              user_id      text NOT NULL,
+              model        text NOT NULL,
+              version      text NOT NULL,
+              profile_hash text NOT NULL,
+              summary      text NOT NULL,
+              kept         bigint NOT NULL,
+              dropped      bigint NOT NULL,
+              truncated    boolean NOT NULL,
+              seconds      double precision NOT NULL,
+              created      timestamptz NOT NULL DEFAULT now(),
+              PRIMARY KEY (user_id, model, version)
+          )",
+    };
+
+/// Runs `f` on the PostgreSQL store, its error as [`Error::Store`].
+#[cfg(feature = "postgres")]
+fn pg<T>(
+    t: &pgraphrag_store::postgres::ArtifactTable,
+    what: &str,
+    f: impl FnOnce(
+        &mut pgraphrag_store::postgres::Client,
+    ) -> std::result::Result<T, pgraphrag_store::postgres::DriverError>,
+) -> Result<T> {
+    t.run(what, f)
+        .map_err(|e| pgraphrag_store::Error::from(e).into())
 }
 
 impl SummaryStore {
@@ -115,8 +156,28 @@ impl SummaryStore {
     pub fn open(path: &Path) -> Result<Self> {
         let conn = sqlite::open(path, &SCHEMA, &Options::default())?;
         Ok(SummaryStore {
-            conn: Mutex::new(conn),
+            backend: Backend::Sqlite(Mutex::new(conn)),
             path: path.to_path_buf(),
+        })
+    }
+
+    /// Opens the store in the PostgreSQL database at `url` (feature `postgres`): table
+    /// `pgraphrag_summaries` with the SQLite file's key and columns, every
+    /// [`put`](Self::put) an idempotent upsert committed before it returns, shared by any
+    /// number of processes and machines.
+    ///
+    /// ```no_run
+    /// let s = pgraphrag_stages::SummaryStore::open_postgres("postgres://postgres@127.0.0.1:55432/pgraphrag_single").unwrap();
+    /// println!("{} summaries", s.len().unwrap());
+    /// ```
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres(url: &str) -> Result<Self> {
+        let table = pgraphrag_store::postgres::ArtifactTable::open(url, &PG_SCHEMA)
+            .map_err(pgraphrag_store::Error::from)?;
+        let path = PathBuf::from(table.url());
+        Ok(SummaryStore {
+            backend: Backend::Postgres(Box::new(table)),
+            path,
         })
     }
 
@@ -128,19 +189,20 @@ impl SummaryStore {
     pub fn in_memory() -> Result<Self> {
         let conn = sqlite::open_in_memory(&SCHEMA, &Options::default())?;
         Ok(SummaryStore {
-            conn: Mutex::new(conn),
+            backend: Backend::Sqlite(Mutex::new(conn)),
             path: PathBuf::from(":memory:"),
         })
     }
 
-    /// The file (`:memory:` for [`in_memory`](Self::in_memory)).
+    /// The file (`:memory:` for [`in_memory`](Self::in_memory), the URL without its password
+    /// for [`open_postgres`](Self::open_postgres)).
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+    fn lock(conn: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave SQLite inconsistent; keep going.
-        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+        conn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn err(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
@@ -152,62 +214,122 @@ impl SummaryStore {
 
     /// The summary for `key` when the store has it for this very profile.
     pub fn get(&self, key: &SummaryKey<'_>) -> Result<Option<StoredSummary>> {
-        self.lock()
-            .query_row(
-                "SELECT summary, kept, dropped, truncated, seconds FROM summaries
+        let conn = match &self.backend {
+            Backend::Sqlite(conn) => Self::lock(conn),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(t) => {
+                let row = pg(t, "reading a summary", |c| {
+                    c.query_opt(
+                        "SELECT summary, kept, dropped, truncated, seconds FROM pgraphrag_summaries \
+                         WHERE user_id = $1 AND model = $2 AND version = $3 AND profile_hash = $4",
+                        &[&key.user, &key.model, &key.version, &key.profile_hash],
+                    )
+                })?;
+                return Ok(row.map(|r| StoredSummary {
+                    summary: r.get(0),
+                    fit: FitReport {
+                        kept: r.get::<_, i64>(1).max(0) as usize,
+                        dropped: r.get::<_, i64>(2).max(0) as usize,
+                        truncated: r.get(3),
+                    },
+                    seconds: r.get(4),
+                }));
+            }
+        };
+        conn.query_row(
+            "SELECT summary, kept, dropped, truncated, seconds FROM summaries
                  WHERE user_id = ?1 AND model = ?2 AND version = ?3 AND profile_hash = ?4",
-                params![key.user, key.model, key.version, key.profile_hash],
-                |r| {
-                    Ok(StoredSummary {
-                        summary: r.get(0)?,
-                        fit: FitReport {
-                            kept: r.get::<_, i64>(1)? as usize,
-                            dropped: r.get::<_, i64>(2)? as usize,
-                            truncated: r.get(3)?,
-                        },
-                        seconds: r.get(4)?,
-                    })
-                },
-            )
-            .optional()
-            .map_err(self.err())
+            params![key.user, key.model, key.version, key.profile_hash],
+            |r| {
+                Ok(StoredSummary {
+                    summary: r.get(0)?,
+                    fit: FitReport {
+                        kept: r.get::<_, i64>(1)? as usize,
+                        dropped: r.get::<_, i64>(2)? as usize,
+                        truncated: r.get(3)?,
+                    },
+                    seconds: r.get(4)?,
+                })
+            },
+        )
+        .optional()
+        .map_err(self.err())
     }
 
     /// Stores a summary (committed before returning), replacing any summary of the same
     /// (user, model, version). `seconds` is how long it took.
     pub fn put(&self, key: &SummaryKey<'_>, summary: &crate::Summary, seconds: f64) -> Result<()> {
-        self.lock()
-            .execute(
-                "INSERT OR REPLACE INTO summaries
+        let conn = match &self.backend {
+            Backend::Sqlite(conn) => Self::lock(conn),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(t) => {
+                let (kept, dropped) = (summary.fit.kept as i64, summary.fit.dropped as i64);
+                pg(t, "storing a summary", |c| {
+                    c.execute(
+                        "INSERT INTO pgraphrag_summaries (user_id, model, version, profile_hash, \
+                         summary, kept, dropped, truncated, seconds) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+                         ON CONFLICT (user_id, model, version) DO UPDATE SET \
+                         profile_hash = EXCLUDED.profile_hash, summary = EXCLUDED.summary, \
+                         kept = EXCLUDED.kept, dropped = EXCLUDED.dropped, \
+                         truncated = EXCLUDED.truncated, seconds = EXCLUDED.seconds, created = now()",
+                        &[
+                            &key.user,
+                            &key.model,
+                            &key.version,
+                            &key.profile_hash,
+                            &summary.text,
+                            &kept,
+                            &dropped,
+                            &summary.fit.truncated,
+                            &seconds,
+                        ],
+                    )
+                })?;
+                return Ok(());
+            }
+        };
+        conn.execute(
+            "INSERT OR REPLACE INTO summaries
                  (user_id, model, version, profile_hash, summary, kept, dropped, truncated, seconds)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    key.user,
-                    key.model,
-                    key.version,
-                    key.profile_hash,
-                    summary.text,
-                    summary.fit.kept as i64,
-                    summary.fit.dropped as i64,
-                    summary.fit.truncated,
-                    seconds
-                ],
-            )
-            .map_err(self.err())?;
+            params![
+                key.user,
+                key.model,
+                key.version,
+                key.profile_hash,
+                summary.text,
+                summary.fit.kept as i64,
+                summary.fit.dropped as i64,
+                summary.fit.truncated,
+                seconds
+            ],
+        )
+        .map_err(self.err())?;
         Ok(())
     }
 
     /// Whether `key` needs a summary: `None` when the store has it.
     pub fn status(&self, key: &SummaryKey<'_>) -> Result<Option<Staleness>> {
-        let hash: Option<String> = self
-            .lock()
-            .query_row(
-                "SELECT profile_hash FROM summaries WHERE user_id = ?1 AND model = ?2 AND version = ?3",
-                params![key.user, key.model, key.version],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(self.err())?;
+        let hash: Option<String> = match &self.backend {
+            Backend::Sqlite(conn) => Self::lock(conn)
+                .query_row(
+                    "SELECT profile_hash FROM summaries WHERE user_id = ?1 AND model = ?2 AND version = ?3",
+                    params![key.user, key.model, key.version],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(self.err())?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(t) => pg(t, "reading a summary's profile hash", |c| {
+                c.query_opt(
+                    "SELECT profile_hash FROM pgraphrag_summaries \
+                     WHERE user_id = $1 AND model = $2 AND version = $3",
+                    &[&key.user, &key.model, &key.version],
+                )
+            })?
+            .map(|r| r.get(0)),
+        };
         Ok(match hash {
             None => Some(Staleness::Absent),
             Some(h) if h == key.profile_hash => None,
@@ -228,7 +350,27 @@ impl SummaryStore {
 
     /// Every (model, version) the store holds, with its number of summaries, sorted.
     pub fn configs(&self) -> Result<Vec<StoreConfig>> {
-        let conn = self.lock();
+        let conn = match &self.backend {
+            Backend::Sqlite(conn) => Self::lock(conn),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(t) => {
+                let rows = pg(t, "listing the models and versions", |c| {
+                    c.query(
+                        "SELECT model, version, count(*) FROM pgraphrag_summaries \
+                         GROUP BY model, version ORDER BY model, version",
+                        &[],
+                    )
+                })?;
+                return Ok(rows
+                    .iter()
+                    .map(|r| StoreConfig {
+                        model: r.get(0),
+                        version: r.get(1),
+                        summaries: r.get::<_, i64>(2).max(0) as usize,
+                    })
+                    .collect());
+            }
+        };
         let mut st = conn
             .prepare(
                 "SELECT model, version, COUNT(*) FROM summaries GROUP BY model, version ORDER BY model, version",
@@ -291,7 +433,20 @@ impl SummaryStore {
     /// reads at run time. Checked with [`check_config`](Self::check_config) first.
     pub fn summaries(&self, model: &str, version: &str) -> Result<Vec<(String, String)>> {
         self.check_config(model, version)?;
-        let conn = self.lock();
+        let conn = match &self.backend {
+            Backend::Sqlite(conn) => Self::lock(conn),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(t) => {
+                let rows = pg(t, "reading the summaries", |c| {
+                    c.query(
+                        "SELECT user_id, summary FROM pgraphrag_summaries \
+                         WHERE model = $1 AND version = $2 ORDER BY user_id COLLATE \"C\"",
+                        &[&model, &version],
+                    )
+                })?;
+                return Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect());
+            }
+        };
         let mut st = conn
             .prepare(
                 "SELECT user_id, summary FROM summaries WHERE model = ?1 AND version = ?2 ORDER BY user_id",
@@ -338,11 +493,17 @@ impl SummaryStore {
 
     /// How many summaries the store holds (all models and versions).
     pub fn len(&self) -> Result<usize> {
-        let n: i64 = self
-            .lock()
-            .query_row("SELECT COUNT(*) FROM summaries", [], |r| r.get(0))
-            .map_err(self.err())?;
-        Ok(n as usize)
+        let n: i64 = match &self.backend {
+            Backend::Sqlite(conn) => Self::lock(conn)
+                .query_row("SELECT COUNT(*) FROM summaries", [], |r| r.get(0))
+                .map_err(self.err())?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(t) => pg(t, "counting summaries", |c| {
+                c.query_one("SELECT count(*) FROM pgraphrag_summaries", &[])
+            })?
+            .get(0),
+        };
+        Ok(n.max(0) as usize)
     }
 
     /// `true` when the store holds nothing.

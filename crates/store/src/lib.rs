@@ -5,6 +5,11 @@
 //! kind and schema version the caller expects). The generation cache of `pgraphrag-eval`
 //! and the embedding cache of `pgraphrag-retrieval` both open their files through it.
 //!
+//! With the feature `postgres`: `postgres`, the PostgreSQL profile store (a review graph
+//! hash-partitioned by user and by item, on one server or on shard servers behind a
+//! `postgres_fdw` coordinator, read through `pgraphrag_graph::ProfileSource`) and
+//! `postgres::ArtifactTable`, the PostgreSQL setup of the artifact stores (`docs/store.md`).
+//!
 //! ```
 //! use pgraphrag_store::sqlite::{Schema, open_in_memory};
 //! let schema = Schema {
@@ -19,5 +24,11 @@
 #![deny(missing_docs)]
 
 pub mod sqlite;
+
+#[cfg(feature = "jetstream")]
+pub mod queue;
+
+#[cfg(feature = "postgres")]
+pub mod postgres;
 
 pub use sqlite::{Error, Result};

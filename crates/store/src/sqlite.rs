@@ -73,6 +73,18 @@ pub enum Error {
         /// The version this build reads and writes.
         expected: i32,
     },
+    /// The PostgreSQL backend of a store failed (feature `postgres`): the error names the URL,
+    /// the store and what to fix.
+    #[cfg(feature = "postgres")]
+    #[error(transparent)]
+    Postgres(Box<crate::postgres::Error>),
+}
+
+#[cfg(feature = "postgres")]
+impl From<crate::postgres::Error> for Error {
+    fn from(e: crate::postgres::Error) -> Self {
+        Error::Postgres(Box::new(e))
+    }
 }
 
 /// `Result` with [`Error`].

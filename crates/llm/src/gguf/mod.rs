@@ -18,7 +18,7 @@ mod candle;
 pub(crate) mod file;
 mod options;
 mod sampler;
-mod weights;
+pub(crate) mod weights;
 
 pub use options::{
     Activations, Architecture, ContextOverflow, DeviceChoice, Engine, FinishReason, Generation,

@@ -31,6 +31,7 @@ use crate::error::LlmError;
 use crate::gguf::Prefill;
 
 mod attention;
+pub(crate) mod dense;
 mod formats;
 mod kernels;
 mod load;

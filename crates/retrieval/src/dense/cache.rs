@@ -30,9 +30,32 @@ use crate::{Error, Result};
 /// ```
 #[derive(Debug)]
 pub struct EmbeddingCache {
-    conn: Mutex<Connection>,
+    backend: Backend,
     path: PathBuf,
 }
+
+/// Where an [`EmbeddingCache`] keeps its rows.
+#[derive(Debug)]
+enum Backend {
+    Sqlite(Mutex<Connection>),
+    #[cfg(feature = "postgres")]
+    Postgres(Box<pgraphrag_store::postgres::ArtifactTable>),
+}
+
+/// The PostgreSQL table of the embedding cache (feature `postgres`): the SQLite table's columns.
+#[cfg(feature = "postgres")]
+const PG_SCHEMA: pgraphrag_store::postgres::ArtifactSchema<'static> =
+    pgraphrag_store::postgres::ArtifactSchema {
+        kind: "embedding cache",
+        version: 1,
+        ddl: "CREATE TABLE IF NOT EXISTS pgraphrag_embeddings (
+              model text NOT NULL,
+              text_sha256 bytea NOT NULL,
+              dim integer NOT NULL,
+              vec bytea NOT NULL,
+              PRIMARY KEY (model, text_sha256)
+          )",
+    };
 
 /// The embedding cache's file: table `embeddings` keyed by (model key, sha256 of the text),
 /// unchanged since the first version, so files written before the stamps are read.
@@ -76,8 +99,27 @@ impl EmbeddingCache {
     pub fn open(path: &Path) -> Result<Self> {
         let conn = sqlite::open(path, &SCHEMA, &OPTIONS).map_err(|e| store_err(path, e))?;
         Ok(EmbeddingCache {
-            conn: Mutex::new(conn),
+            backend: Backend::Sqlite(Mutex::new(conn)),
             path: path.to_path_buf(),
+        })
+    }
+
+    /// Opens the cache in the PostgreSQL database at `url` (feature `postgres`): table
+    /// `pgraphrag_embeddings` with the SQLite file's keys and rows, every batch one
+    /// transaction of idempotent upserts, shared by any number of processes and machines.
+    ///
+    /// ```no_run
+    /// let c = pgraphrag_retrieval::dense::EmbeddingCache::open_postgres("postgres://postgres@127.0.0.1:55432/pgraphrag_single").unwrap();
+    /// println!("{} vectors", c.len().unwrap());
+    /// ```
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres(url: &str) -> Result<Self> {
+        let path = PathBuf::from(pgraphrag_store::postgres::redact(url));
+        let table = pgraphrag_store::postgres::ArtifactTable::open(url, &PG_SCHEMA)
+            .map_err(|e| store_err(&path, e.into()))?;
+        Ok(EmbeddingCache {
+            backend: Backend::Postgres(Box::new(table)),
+            path,
         })
     }
 
@@ -86,12 +128,13 @@ impl EmbeddingCache {
         let path = Path::new(":memory:");
         let conn = sqlite::open_in_memory(&SCHEMA, &OPTIONS).map_err(|e| store_err(path, e))?;
         Ok(EmbeddingCache {
-            conn: Mutex::new(conn),
+            backend: Backend::Sqlite(Mutex::new(conn)),
             path: path.to_path_buf(),
         })
     }
 
-    /// The file behind the cache (`:memory:` for [`EmbeddingCache::in_memory`]).
+    /// The file behind the cache (`:memory:` for [`EmbeddingCache::in_memory`], the URL without
+    /// its password for a PostgreSQL cache).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -108,15 +151,54 @@ impl EmbeddingCache {
         }
     }
 
-    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>> {
-        self.conn
-            .lock()
+    fn lock<'a>(
+        &self,
+        conn: &'a Mutex<Connection>,
+    ) -> Result<std::sync::MutexGuard<'a, Connection>> {
+        conn.lock()
             .map_err(|_| self.err("the cache lock is poisoned (a thread panicked while writing)"))
+    }
+
+    /// A stored vector: `dim` little-endian `f32`s.
+    fn decode(&self, model: &str, dim: i64, bytes: &[u8]) -> Result<Vec<f32>> {
+        if bytes.len() != dim.max(0) as usize * 4 {
+            return Err(self.err(format!(
+                "corrupt row for model {model}: {} bytes for dimension {dim}; delete the file to rebuild it",
+                bytes.len()
+            )));
+        }
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect())
     }
 
     /// Looks up `texts` under `model`; `None` for each text not cached.
     pub fn get_many(&self, model: &str, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
-        let conn = self.lock()?;
+        let conn = match &self.backend {
+            Backend::Sqlite(conn) => self.lock(conn)?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(t) => {
+                let keys: Vec<Vec<u8>> = texts.iter().map(|t| text_key(t).to_vec()).collect();
+                let rows = t
+                    .run("reading embeddings", |c| {
+                        c.query(
+                            "SELECT text_sha256, dim, vec FROM pgraphrag_embeddings \
+                             WHERE model = $1 AND text_sha256 = ANY($2)",
+                            &[&model, &keys],
+                        )
+                    })
+                    .map_err(|e| self.err(e))?;
+                let mut found = std::collections::HashMap::with_capacity(rows.len());
+                for r in rows {
+                    let key: Vec<u8> = r.get(0);
+                    let dim: i32 = r.get(1);
+                    let bytes: Vec<u8> = r.get(2);
+                    found.insert(key, self.decode(model, dim.into(), &bytes)?);
+                }
+                return Ok(keys.iter().map(|k| found.get(k).cloned()).collect());
+            }
+        };
         let mut stmt = conn
             .prepare_cached("SELECT dim, vec FROM embeddings WHERE model = ?1 AND text_sha256 = ?2")
             .map_err(|e| self.err(e))?;
@@ -130,20 +212,7 @@ impl EmbeddingCache {
                 .map_err(|e| self.err(e))?;
             out.push(match row {
                 None => None,
-                Some((dim, bytes)) => {
-                    if bytes.len() != dim.max(0) as usize * 4 {
-                        return Err(self.err(format!(
-                            "corrupt row for model {model}: {} bytes for dimension {dim}; delete the file to rebuild it",
-                            bytes.len()
-                        )));
-                    }
-                    Some(
-                        bytes
-                            .chunks_exact(4)
-                            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                            .collect(),
-                    )
-                }
+                Some((dim, bytes)) => Some(self.decode(model, dim, &bytes)?),
             });
         }
         Ok(out)
@@ -151,7 +220,28 @@ impl EmbeddingCache {
 
     /// Stores `(text, vector)` pairs under `model`, in one transaction (replacing old rows).
     pub fn put_many(&self, model: &str, items: &[(&str, &[f32])]) -> Result<()> {
-        let mut conn = self.lock()?;
+        let mut conn = match &self.backend {
+            Backend::Sqlite(conn) => self.lock(conn)?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(t) => {
+                return t
+                    .run("storing embeddings", |c| {
+                        let mut tx = c.transaction()?;
+                        let st = tx.prepare(
+                            "INSERT INTO pgraphrag_embeddings (model, text_sha256, dim, vec) \
+                             VALUES ($1, $2, $3, $4) ON CONFLICT (model, text_sha256) \
+                             DO UPDATE SET dim = EXCLUDED.dim, vec = EXCLUDED.vec",
+                        )?;
+                        for (t, v) in items {
+                            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                            let key = text_key(t).to_vec();
+                            tx.execute(&st, &[&model, &key, &(v.len() as i32), &bytes])?;
+                        }
+                        tx.commit()
+                    })
+                    .map_err(|e| self.err(e));
+            }
+        };
         let tx = conn.transaction().map_err(|e| self.err(e))?;
         {
             let mut stmt = tx
@@ -170,7 +260,18 @@ impl EmbeddingCache {
 
     /// How many vectors the cache holds (all models).
     pub fn len(&self) -> Result<usize> {
-        let conn = self.lock()?;
+        let conn = match &self.backend {
+            Backend::Sqlite(conn) => self.lock(conn)?,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(t) => {
+                return t
+                    .run("counting embeddings", |c| {
+                        c.query_one("SELECT count(*) FROM pgraphrag_embeddings", &[])
+                    })
+                    .map(|r| r.get::<_, i64>(0).max(0) as usize)
+                    .map_err(|e| self.err(e));
+            }
+        };
         conn.query_row("SELECT COUNT(*) FROM embeddings", [], |r| {
             r.get::<_, i64>(0)
         })

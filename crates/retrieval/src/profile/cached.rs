@@ -1,7 +1,7 @@
 //! [`CachedBm25`]: rank_bm25's BM25Okapi per candidate list over cached token ids.
 
 use pgraphrag_core::Scored;
-use pgraphrag_graph::{ReviewId, UserItemGraph};
+use pgraphrag_graph::{ReviewId, ReviewLookup, UserItemGraph};
 
 use super::CandidateRanker;
 use crate::Error;
@@ -137,14 +137,14 @@ impl<T: Tokenizer> CachedBm25<T> {
         }
     }
 
-    fn is_fresh(&self, graph: &UserItemGraph, i: usize) -> bool {
+    fn is_fresh<G: ReviewLookup + ?Sized>(&self, graph: &G, i: usize) -> bool {
         let doc_id = graph.review(ReviewId(i as u32)).entry.id;
         matches!(self.cache.get(i), Some(Some(d)) if d.doc_id == doc_id)
     }
 
-    fn store(&mut self, graph: &UserItemGraph, i: usize, toks: &[String]) {
+    fn store<G: ReviewLookup + ?Sized>(&mut self, graph: &G, i: usize, toks: &[String]) {
         if self.cache.len() <= i {
-            self.cache.resize(graph.num_reviews().max(i + 1), None);
+            self.cache.resize(graph.slot_bound().max(i + 1), None);
         }
         let mut terms: Vec<(u32, u32)> = Vec::new();
         for t in toks {
@@ -163,10 +163,10 @@ impl<T: Tokenizer> CachedBm25<T> {
         });
     }
 
-    fn tokens(&mut self, graph: &UserItemGraph, r: ReviewId) -> &CachedDoc {
+    fn tokens<G: ReviewLookup + ?Sized>(&mut self, graph: &G, r: ReviewId) -> &CachedDoc {
         let i = r.index();
         if self.cache.len() <= i {
-            self.cache.resize(graph.num_reviews().max(i + 1), None);
+            self.cache.resize(graph.slot_bound().max(i + 1), None);
         }
         if !self.is_fresh(graph, i) {
             let toks = self.tokenizer.tokenize(&graph.review(r).entry.title_text());
@@ -320,9 +320,9 @@ impl<T: Tokenizer + Sync> CachedBm25<T> {
 }
 
 impl<T: Tokenizer> CandidateRanker for CachedBm25<T> {
-    fn rank_reviews(
+    fn rank_reviews<G: ReviewLookup + ?Sized>(
         &mut self,
-        graph: &UserItemGraph,
+        graph: &G,
         query: &str,
         cands: &[ReviewId],
         k: Option<usize>,
@@ -367,7 +367,7 @@ impl<T: Tokenizer> CandidateRanker for CachedBm25<T> {
         Ok(top_k(&scores, k, self.ties))
     }
 
-    fn is_empty_doc(&mut self, graph: &UserItemGraph, r: ReviewId) -> bool {
+    fn is_empty_doc<G: ReviewLookup + ?Sized>(&mut self, graph: &G, r: ReviewId) -> bool {
         self.tokens(graph, r).len == 0
     }
 }

@@ -2,16 +2,18 @@
 //! [`Retriever`].
 
 use pgraphrag_core::{Retriever, Scored};
-use pgraphrag_graph::{ReviewId, UserItemGraph};
+use pgraphrag_graph::{ReviewId, ReviewLookup};
 
-/// Ranks candidate reviews of a graph for a query. Implemented by [`WithRetriever`] (any
-/// [`Retriever`] over `"{title} {text}"` documents) and [`super::CachedBm25`].
+/// Ranks candidate reviews of a graph (or of reviews fetched from any
+/// [`ProfileSource`](pgraphrag_graph::ProfileSource), through [`ReviewLookup`]) for a query.
+/// Implemented by [`WithRetriever`] (any [`Retriever`] over `"{title} {text}"` documents) and
+/// [`super::CachedBm25`].
 pub trait CandidateRanker {
     /// Ranks `cands` for `query`: indices into `cands` with scores, best first, at most `k`
     /// (all when `None`).
-    fn rank_reviews(
+    fn rank_reviews<G: ReviewLookup + ?Sized>(
         &mut self,
-        graph: &UserItemGraph,
+        graph: &G,
         query: &str,
         cands: &[ReviewId],
         k: Option<usize>,
@@ -19,7 +21,7 @@ pub trait CandidateRanker {
 
     /// Whether the document of review `r` tokenizes to nothing. The default: its
     /// `"{title} {text}"` is blank.
-    fn is_empty_doc(&mut self, graph: &UserItemGraph, r: ReviewId) -> bool {
+    fn is_empty_doc<G: ReviewLookup + ?Sized>(&mut self, graph: &G, r: ReviewId) -> bool {
         graph.review(r).entry.title_text().trim().is_empty()
     }
 }
@@ -29,9 +31,9 @@ pub trait CandidateRanker {
 pub struct WithRetriever<R>(pub R);
 
 impl<R: Retriever> CandidateRanker for WithRetriever<R> {
-    fn rank_reviews(
+    fn rank_reviews<G: ReviewLookup + ?Sized>(
         &mut self,
-        graph: &UserItemGraph,
+        graph: &G,
         query: &str,
         cands: &[ReviewId],
         k: Option<usize>,

@@ -1,7 +1,10 @@
 //! [`ProfileRanker`]: the user and neighbour lists and the random review of one target.
 
 use pgraphrag_core::{Entry, RankedEntry, RankedProfile, Scored};
-use pgraphrag_graph::{ItemId, ReviewId, Scope, UserItemGraph};
+use pgraphrag_graph::{
+    ItemId, ProfileSource, ReviewId, ReviewLookup, ReviewSet, Scope, SourcedProfile, UserDirectory,
+    UserItemGraph,
+};
 
 use super::{
     CandidateRanker, DuplicateTexts, EmptyDocs, ProfileOptions, PyRandom, RandomReview,
@@ -28,7 +31,7 @@ fn same_title_text(a: &pgraphrag_core::Entry, b: &pgraphrag_core::Entry) -> bool
 }
 
 /// The graph review `r` as a profile entry with `score`.
-fn resolve(graph: &UserItemGraph, r: ReviewId, score: Option<f64>) -> RankedEntry {
+fn resolve<G: ReviewLookup + ?Sized>(graph: &G, r: ReviewId, score: Option<f64>) -> RankedEntry {
     let review = graph.review(r);
     RankedEntry {
         entry: review.entry.clone(),
@@ -67,9 +70,9 @@ impl<R: CandidateRanker> ProfileRanker<R> {
 
     /// Ranks `cands` with the configured quirks (empty documents, duplicate texts), keeping
     /// at most `k` (all when `None`): the reviews with their scores, best first.
-    pub fn rank_list(
+    pub fn rank_list<G: ReviewLookup + ?Sized>(
         &mut self,
-        graph: &UserItemGraph,
+        graph: &G,
         query: &str,
         cands: &[ReviewId],
         k: Option<usize>,
@@ -125,77 +128,138 @@ impl<R: CandidateRanker> ProfileRanker<R> {
         item: &ItemId,
         query: &str,
     ) -> Result<RankedProfile> {
-        let k = Some(self.opts.k);
-        let wrap = |side: &'static str| {
-            move |source| Error::Profile {
-                side,
-                user: user.to_string(),
-                item: item.to_string(),
-                source,
-            }
-        };
         let mine = graph.profile(user, item, Scope::User);
+        let theirs = graph.profile(user, item, Scope::Neighbor);
+        let (user_hits, neighbors) = self.rank_sides(graph, user, item, query, &mine, &theirs)?;
+        let mut random = None;
+        if let Some(i) = self.draw_user(graph.num_users(), graph.user_position(user))
+            && let Some(other) = graph.user_at(i)
+        {
+            let reviews = graph.user_reviews(other);
+            random = self
+                .draw_review(graph, reviews)
+                .map_err(wrap("random", user, item))?
+                .map(|r| resolve(graph, r, None));
+        }
+        Ok(assemble(user, item, user_hits, neighbors, random))
+    }
+
+    /// [`ProfileRanker::rank`] over any profile source (the in-memory graph, a database):
+    /// the same ranked profile, the candidate lists fetched through
+    /// [`ProfileSource::profile`] and the random review through [`UserDirectory`].
+    ///
+    /// ```
+    /// use pgraphrag_core::Entry;
+    /// use pgraphrag_graph::{GraphOptions, ItemId, UserItemGraph};
+    /// use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker};
+    /// let e = |id, u: &str, i: &str, t: &str| Entry { id, author: u.into(), item: i.into(), title: Some(t.into()), ..Default::default() };
+    /// let g = UserItemGraph::from_entries([e(0, "a", "p", "soap"), e(1, "a", "q", "soap bar"), e(2, "b", "p", "shampoo")], GraphOptions::default()).unwrap();
+    /// let item = ItemId::from("p");
+    /// let a = ProfileRanker::new(CachedBm25::pgraphrag(), ProfileOptions::default()).rank(&g, "a", &item, "soap").unwrap();
+    /// let b = ProfileRanker::new(CachedBm25::pgraphrag(), ProfileOptions::default()).rank_from(&g, "a", &item, "soap").unwrap();
+    /// assert_eq!(a, b);
+    /// ```
+    pub fn rank_from<S>(
+        &mut self,
+        source: &S,
+        user: &str,
+        item: &ItemId,
+        query: &str,
+    ) -> Result<RankedProfile>
+    where
+        S: ProfileSource + UserDirectory + ?Sized,
+    {
+        let mine = ProfileSource::profile(source, user, item, Scope::User)
+            .map_err(|e| wrap("user", user, item)(pgraphrag_core::Error::backend(e)))?;
+        let theirs = ProfileSource::profile(source, user, item, Scope::Neighbor)
+            .map_err(|e| wrap("neighbour", user, item)(pgraphrag_core::Error::backend(e)))?;
+        self.rank_fetched(source, user, item, query, mine, theirs)
+    }
+
+    /// [`ProfileRanker::rank_from`] with the user (`mine`, [`Scope::User`]) and neighbour
+    /// (`theirs`, [`Scope::Neighbor`]) candidate lists fetched already, e.g. for a batch of
+    /// targets with [`ProfileSource::profiles`]; `directory` serves the random review.
+    pub fn rank_fetched<D: UserDirectory + ?Sized>(
+        &mut self,
+        directory: &D,
+        user: &str,
+        item: &ItemId,
+        query: &str,
+        mine: SourcedProfile,
+        theirs: SourcedProfile,
+    ) -> Result<RankedProfile> {
+        let mut set = ReviewSet::default();
+        let mine = set.extend(mine);
+        let theirs = set.extend(theirs);
+        let (user_hits, neighbors) = self.rank_sides(&set, user, item, query, &mine, &theirs)?;
+        let backend = |e| wrap("random", user, item)(pgraphrag_core::Error::backend(e));
+        let mut random = None;
+        if self.rng.is_some() {
+            let n = directory.num_users().map_err(backend)?;
+            let own = directory.user_position(user).map_err(backend)?;
+            if let Some(i) = self.draw_user(n, own)
+                && let Some(other) = directory.user_reviews_at(i).map_err(backend)?
+            {
+                let reviews = set.extend(other);
+                random = self
+                    .draw_review(&set, reviews)
+                    .map_err(wrap("random", user, item))?
+                    .map(|r| resolve(&set, r, None));
+            }
+        }
+        Ok(assemble(user, item, user_hits, neighbors, random))
+    }
+
+    /// The ranked user and neighbour lists of one target.
+    fn rank_sides<G: ReviewLookup + ?Sized>(
+        &mut self,
+        graph: &G,
+        user: &str,
+        item: &ItemId,
+        query: &str,
+        mine: &[ReviewId],
+        theirs: &[ReviewId],
+    ) -> Result<(Vec<RankedEntry>, Vec<RankedEntry>)> {
+        let k = Some(self.opts.k);
         let user_hits = self
-            .rank_list(graph, query, &mine, k)
-            .map_err(wrap("user"))?
+            .rank_list(graph, query, mine, k)
+            .map_err(wrap("user", user, item))?
             .into_iter()
             .map(|s| resolve(graph, s.item, Some(s.score)))
             .collect();
-        let theirs = graph.profile(user, item, Scope::Neighbor);
         let neighbors =
             if theirs.len() == 1 && self.opts.single_neighbor == SingleNeighbor::Unranked {
                 vec![resolve(graph, theirs[0], None)]
             } else {
-                self.rank_list(graph, query, &theirs, k)
-                    .map_err(wrap("neighbour"))?
+                self.rank_list(graph, query, theirs, k)
+                    .map_err(wrap("neighbour", user, item))?
                     .into_iter()
                     .map(|s| resolve(graph, s.item, Some(s.score)))
                     .collect()
             };
-        let random = self
-            .random_review(graph, user)
-            .map_err(wrap("random"))?
-            .map(|r| resolve(graph, r, None));
-        Ok(RankedProfile {
-            user_id: user.to_string(),
-            target: Entry {
-                author: user.to_string(),
-                item: item.to_string(),
-                ..Default::default()
-            },
-            target_item: item.clone(),
-            user: user_hits,
-            neighbors,
-            random,
+        Ok((user_hits, neighbors))
+    }
+
+    /// The random review's other user: the notebook's
+    /// `random.choice([uid for uid in user_list if uid != user_id])`, as a position in
+    /// first-appearance order, indexed without materialising the list.
+    fn draw_user(&mut self, num_users: usize, own: Option<usize>) -> Option<usize> {
+        let rng = self.rng.as_mut()?;
+        let n_others = num_users - usize::from(own.is_some());
+        let i = rng.choice(n_others)?;
+        Some(match own {
+            Some(p) if i >= p => i + 1,
+            _ => i,
         })
     }
 
-    fn random_review(
+    /// The random review among the other user's `reviews` (slot order): ranked with an empty
+    /// query first when `random_via_ranker` (the notebook's path), then `random.choice`.
+    fn draw_review<G: ReviewLookup + ?Sized>(
         &mut self,
-        graph: &UserItemGraph,
-        user: &str,
+        graph: &G,
+        reviews: Vec<ReviewId>,
     ) -> pgraphrag_core::Result<Option<ReviewId>> {
-        if self.rng.is_none() {
-            return Ok(None);
-        }
-        // The notebook's `[uid for uid in user_list if uid != user_id]`, indexed without
-        // materialising it.
-        let own = graph.user_position(user);
-        let n_others = graph.num_users() - usize::from(own.is_some());
-        let Some(rng) = self.rng.as_mut() else {
-            return Ok(None);
-        };
-        let Some(i) = rng.choice(n_others) else {
-            return Ok(None);
-        };
-        let i = match own {
-            Some(p) if i >= p => i + 1,
-            _ => i,
-        };
-        let Some(other) = graph.user_at(i) else {
-            return Ok(None);
-        };
-        let reviews = graph.user_reviews(other);
         let pool: Vec<ReviewId> = if self.opts.random_via_ranker {
             self.rank_list(graph, "", &reviews, None)?
                 .into_iter()
@@ -208,6 +272,42 @@ impl<R: CandidateRanker> ProfileRanker<R> {
             return Ok(None);
         };
         Ok(rng.choice(pool.len()).map(|j| pool[j]))
+    }
+}
+
+/// Wraps a ranking error of one side of a target.
+fn wrap<'a>(
+    side: &'static str,
+    user: &'a str,
+    item: &'a ItemId,
+) -> impl Fn(pgraphrag_core::Error) -> Error + 'a {
+    move |source| Error::Profile {
+        side,
+        user: user.to_string(),
+        item: item.to_string(),
+        source,
+    }
+}
+
+/// A ranked profile from its parts.
+fn assemble(
+    user: &str,
+    item: &ItemId,
+    user_hits: Vec<RankedEntry>,
+    neighbors: Vec<RankedEntry>,
+    random: Option<RankedEntry>,
+) -> RankedProfile {
+    RankedProfile {
+        user_id: user.to_string(),
+        target: Entry {
+            author: user.to_string(),
+            item: item.to_string(),
+            ..Default::default()
+        },
+        target_item: item.clone(),
+        user: user_hits,
+        neighbors,
+        random,
     }
 }
 

@@ -124,72 +124,6 @@ unsafe fn finish_avx2(w: &I8Rows, r: usize, x: &QuantX, v: usize, a0: __m256, a1
     val
 }
 
-/// One vector (decoding one sequence): two rows per pass, so four independent FMA chains hide
-/// the FMA latency and each activation load serves both rows. Every row gets the same
-/// operations in the same order as in [`rows_dot_avx2`], so the same bits.
-#[target_feature(enable = "avx2,fma,f16c")]
-fn rows_dot_avx2_one(w: &I8Rows, r0: usize, x: &QuantX, out: &mut [f32]) {
-    let (nbp, npair) = (w.nbp, w.nbp / 2);
-    check_sizes(w, r0, x, 1, out);
-    let rows = out.len();
-    // SAFETY: every load below is inside the buffers whose sizes `check_sizes` asserts.
-    unsafe {
-        let idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
-        let mask = _mm256_set1_epi8(0x0F);
-        let ones = _mm256_set1_epi16(1);
-        let mut i = 0;
-        while i + 2 <= rows {
-            let rr = [r0 + i, r0 + i + 1];
-            let mut acc = [_mm256_setzero_ps(); 4];
-            for p in 0..npair {
-                let px = x.q.as_ptr().add(p * 64);
-                let x0 = _mm256_loadu_si256(px as *const __m256i);
-                let x1 = _mm256_loadu_si256(px.add(32) as *const __m256i);
-                let pd = x.dpat.as_ptr().add(p * 16);
-                let (xd0, xd1) = (_mm256_loadu_ps(pd), _mm256_loadu_ps(pd.add(8)));
-                for (k, &r) in rr.iter().enumerate() {
-                    let dw = _mm256_permutevar8x32_ps(
-                        _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128(
-                            (w.d.as_ptr().add(r * nbp + 2 * p) as *const i32).read_unaligned(),
-                        ))),
-                        idx,
-                    );
-                    let (w0, w1, y0, y1) = if w.kind == Kind::Q41 {
-                        let q = _mm256_loadu_si256(
-                            w.qs.as_ptr().add((r * npair + p) * 32) as *const __m256i
-                        );
-                        let lo = _mm256_and_si256(q, mask);
-                        let hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);
-                        (lo, hi, x0, x1)
-                    } else {
-                        let pw = w.qs.as_ptr().add((r * npair + p) * 64);
-                        let a = _mm256_loadu_si256(pw as *const __m256i);
-                        let b = _mm256_loadu_si256(pw.add(32) as *const __m256i);
-                        (
-                            _mm256_abs_epi8(a),
-                            _mm256_abs_epi8(b),
-                            _mm256_sign_epi8(x0, a),
-                            _mm256_sign_epi8(x1, b),
-                        )
-                    };
-                    let i0 = _mm256_madd_epi16(_mm256_maddubs_epi16(w0, y0), ones);
-                    let i1 = _mm256_madd_epi16(_mm256_maddubs_epi16(w1, y1), ones);
-                    let sc0 = _mm256_mul_ps(dw, xd0);
-                    let sc1 = _mm256_mul_ps(dw, xd1);
-                    acc[2 * k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), sc0, acc[2 * k]);
-                    acc[2 * k + 1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), sc1, acc[2 * k + 1]);
-                }
-            }
-            out[i] = finish_avx2(w, rr[0], x, 0, acc[0], acc[1]);
-            out[i + 1] = finish_avx2(w, rr[1], x, 0, acc[2], acc[3]);
-            i += 2;
-        }
-        if i < rows {
-            rows_dot_avx2(w, r0 + i, x, 1, &mut out[i..]);
-        }
-    }
-}
-
 /// AVX-512 VNNI: one `vpdpbusd` per pair and vector.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
 fn rows_dot_vnni(w: &I8Rows, r0: usize, x: &QuantX, nvec: usize, out: &mut [f32]) {
@@ -300,13 +234,7 @@ pub(super) fn vnni(cpu: CpuFeatures) -> Option<RowsDotI8> {
 pub(super) fn avx2(cpu: CpuFeatures) -> Option<RowsDotI8> {
     if cpu.avx2_fma() && cpu.f16c() {
         // SAFETY: as above.
-        return Some(|w, r0, x, n, o| unsafe {
-            if n == 1 {
-                rows_dot_avx2_one(w, r0, x, o)
-            } else {
-                rows_dot_avx2(w, r0, x, n, o)
-            }
-        });
+        return Some(|w, r0, x, n, o| unsafe { rows_dot_avx2(w, r0, x, n, o) });
     }
     None
 }

@@ -1,0 +1,495 @@
+//! `pgraphrag worker` and `pgraphrag queue submit|status|export`: the offline jobs on a
+//! JetStream work queue (feature `jetstream`).
+//!
+//! `queue submit rank` plans a job into units (`pgraphrag_eval::jobs::plan`), registers it in
+//! the result store and publishes one message per unit (dedup ids: submitting again is
+//! harmless). Any number of `pgraphrag worker` processes pull units, run them
+//! (`pgraphrag_eval::jobs::JobRunner`, results committed to the store named in the unit) and
+//! acknowledge them. `queue status` reads the queue and, with `--store`, each job's progress
+//! from the store; `queue export` writes a finished ranking job as a ranking file. See
+//! `docs/queue.md`.
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Subcommand;
+use pgraphrag_core::Task;
+use pgraphrag_eval::jobs::{self, JobRunner, JobSpec, JobStore, RankSpec, ResultSink, UnitOutcome};
+use pgraphrag_store::queue::{
+    self, Delivery, Event, Failure, Outcome, QueueConfig, Unit, WorkQueue, WorkerOptions,
+};
+
+use crate::error::{OrUsage, usage};
+
+/// Where the queue is and how it behaves (shared by `worker` and `queue`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct NatsArgs {
+    /// NATS servers, comma-separated (default: $PGRAPHRAG_NATS_URL, which
+    /// scripts/cluster_nats.sh writes to runs/cluster/env.sh).
+    #[arg(long)]
+    pub nats: Option<String>,
+    /// The work-queue stream.
+    #[arg(long, default_value = "PGRAPHRAG_JOBS")]
+    pub stream: String,
+    /// Replicas of the streams when they are created (default: the number of servers given,
+    /// at most 3).
+    #[arg(long)]
+    pub replicas: Option<usize>,
+    /// Seconds the server waits for a unit's ack before redelivering it.
+    #[arg(long, default_value_t = 30.0)]
+    pub ack_wait: f64,
+    /// Deliveries of a unit before it is given up (dead letter).
+    #[arg(long, default_value_t = 5)]
+    pub max_deliver: i64,
+}
+
+impl NatsArgs {
+    fn urls(&self) -> anyhow::Result<String> {
+        match self
+            .nats
+            .clone()
+            .or_else(|| std::env::var("PGRAPHRAG_NATS_URL").ok())
+        {
+            Some(u) if !u.trim().is_empty() => Ok(u),
+            _ => Err(usage(
+                "no NATS servers: pass --nats nats://127.0.0.1:PORT[,...] or set PGRAPHRAG_NATS_URL \
+                 (`scripts/cluster_nats.sh start` then `. runs/cluster/env.sh`)",
+            )),
+        }
+    }
+
+    fn config(&self, urls: &str) -> anyhow::Result<QueueConfig> {
+        if !(self.ack_wait.is_finite() && self.ack_wait > 0.0) {
+            return Err(usage("--ack-wait must be a positive number of seconds"));
+        }
+        let servers = urls.split(',').filter(|s| !s.trim().is_empty()).count();
+        let config = QueueConfig {
+            stream: self.stream.clone(),
+            replicas: self.replicas.unwrap_or(servers.clamp(1, 3)),
+            ack_wait: Duration::from_secs_f64(self.ack_wait),
+            max_deliver: self.max_deliver,
+            ..Default::default()
+        };
+        config.validate().or_usage()?;
+        Ok(config)
+    }
+
+    async fn connect(&self, name: &str) -> anyhow::Result<WorkQueue> {
+        let urls = self.urls()?;
+        let config = self.config(&urls)?;
+        let q = match WorkQueue::connect(&urls, config, name).await {
+            Err(e @ queue::Error::BadUrl { .. }) => return Err(e).or_usage(),
+            r => r?,
+        };
+        q.ensure().await?;
+        Ok(q)
+    }
+}
+
+/// Arguments of `pgraphrag worker`.
+#[derive(clap::Args, Debug)]
+pub struct WorkerArgs {
+    #[command(flatten)]
+    pub nats: NatsArgs,
+    /// The worker's name in the store and the dead letters (default: worker-<pid>).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Exit when the queue is drained (nothing waiting, nothing awaiting an ack) instead of
+    /// waiting for more units.
+    #[arg(long)]
+    pub drain: bool,
+    /// Exit after this many units.
+    #[arg(long)]
+    pub max_units: Option<usize>,
+    /// Give up after this many seconds without reaching the queue.
+    #[arg(long, default_value_t = 120.0)]
+    pub give_up_after: f64,
+    /// No line per unit.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Arguments of `pgraphrag queue`.
+#[derive(clap::Args, Debug)]
+pub struct QueueArgs {
+    #[command(subcommand)]
+    pub command: QueueCommand,
+}
+
+/// The `queue` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum QueueCommand {
+    /// Split a job into units and publish them (idempotent: units are deduplicated by id).
+    Submit(SubmitArgs),
+    /// Units waiting, in flight and given up; with --store, each job's progress from the store.
+    Status(StatusArgs),
+    /// Write a finished ranking job as a ranking file (the bytes `pgraphrag rank` writes).
+    Export(ExportArgs),
+}
+
+/// Arguments of `pgraphrag queue submit`.
+#[derive(clap::Args, Debug)]
+pub struct SubmitArgs {
+    /// The job kind.
+    #[command(subcommand)]
+    pub job: SubmitJob,
+}
+
+/// The job kinds.
+#[derive(Subcommand, Debug)]
+pub enum SubmitJob {
+    /// Rank every user of a split (BM25, as `pgraphrag rank --retriever bm25`).
+    Rank(SubmitRankArgs),
+    /// Encode a corpus (JSON lines {"id", "text"}) into an embedding cache, which
+    /// `pgraphrag embed --cache` then reads instead of encoding.
+    Embed(SubmitEmbedArgs),
+}
+
+/// Arguments of `pgraphrag queue submit embed`.
+#[derive(clap::Args, Debug)]
+pub struct SubmitEmbedArgs {
+    #[command(flatten)]
+    pub nats: NatsArgs,
+    /// Input JSON lines, each {"id": ..., "text": "..."}.
+    #[arg(long)]
+    pub texts: PathBuf,
+    /// Model folder (config.json, model.safetensors, tokenizer.json).
+    #[arg(long)]
+    pub model: PathBuf,
+    /// The embedding cache (SQLite) the vectors go to.
+    #[arg(long)]
+    pub cache: PathBuf,
+    /// The job store (SQLite) that records finished units.
+    #[arg(long)]
+    pub store: PathBuf,
+    /// Pooling.
+    #[arg(long, value_enum, default_value = "mean")]
+    pub pooling: crate::embed_cmd::PoolingArg,
+    /// Truncation length in tokens (default: the model's limit).
+    #[arg(long)]
+    pub max_length: Option<usize>,
+    /// Texts per forward pass.
+    #[arg(long, default_value_t = 32)]
+    pub batch: usize,
+    /// Texts per unit.
+    #[arg(long, default_value_t = 256)]
+    pub chunk: usize,
+}
+
+/// Arguments of `pgraphrag queue submit rank`.
+#[derive(clap::Args, Debug)]
+pub struct SubmitRankArgs {
+    #[command(flatten)]
+    pub nats: NatsArgs,
+    /// The PGraphRAG split.
+    #[arg(long)]
+    pub split: PathBuf,
+    /// The task: text, title or rating.
+    #[arg(long, value_parser = crate::args::task())]
+    pub task: Task,
+    /// The result store (SQLite; shared by the workers of one machine).
+    #[arg(long)]
+    pub store: PathBuf,
+    /// Users per unit.
+    #[arg(long, default_value_t = 100)]
+    pub chunk: usize,
+    /// Rank only the first N users.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Reviews kept per list.
+    #[arg(long, default_value_t = 5)]
+    pub top: usize,
+    /// Seed of the random review.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// No random review.
+    #[arg(long)]
+    pub no_random: bool,
+    /// The library's clean semantics (as `pgraphrag rank --clean`).
+    #[arg(long)]
+    pub clean: bool,
+}
+
+/// Arguments of `pgraphrag queue status`.
+#[derive(clap::Args, Debug)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub nats: NatsArgs,
+    /// Also read each job's progress from this result store.
+    #[arg(long)]
+    pub store: Option<PathBuf>,
+    /// Print JSON instead of lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `pgraphrag queue export`.
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    /// The result store.
+    #[arg(long)]
+    pub store: PathBuf,
+    /// The job id (printed by `queue submit` and `queue status --store`).
+    #[arg(long)]
+    pub job: String,
+    /// The ranking file to write.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// Runs `pgraphrag worker`.
+pub fn run_worker(args: WorkerArgs) -> anyhow::Result<()> {
+    if !(args.give_up_after.is_finite() && args.give_up_after > 0.0) {
+        return Err(usage(
+            "--give-up-after must be a positive number of seconds",
+        ));
+    }
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("worker-{}", std::process::id()));
+    let opts = WorkerOptions {
+        name: name.clone(),
+        drain: args.drain,
+        max_units: args.max_units,
+        give_up_after: Duration::from_secs_f64(args.give_up_after),
+        ..Default::default()
+    };
+    let mut runner = JobRunner::sqlite(name.clone());
+    let handler = move |unit: &Delivery| match runner.run(&unit.payload) {
+        Ok(UnitOutcome::Stored { .. }) => Ok(Outcome::Stored),
+        Ok(UnitOutcome::AlreadyDone) => Ok(Outcome::AlreadyDone),
+        Err(e) => Err(Failure::Retry(Box::new(e))),
+    };
+    let quiet = args.quiet;
+    let mut on_event = move |e: &Event| {
+        if quiet {
+            return;
+        }
+        match e {
+            Event::Done {
+                id,
+                outcome,
+                seconds,
+                acked,
+            } => {
+                let what = match outcome {
+                    Outcome::Stored => "stored",
+                    Outcome::AlreadyDone => "already done",
+                };
+                let ack = if *acked { "" } else { " (ack unconfirmed)" };
+                eprintln!("{id}: {what} in {seconds:.3}s{ack}");
+            }
+            Event::Failed {
+                id,
+                error,
+                delivered,
+                dead,
+            } => {
+                let then = if *dead { "given up" } else { "will retry" };
+                eprintln!("{id}: failed on delivery {delivered} ({then}): {error}");
+            }
+            Event::Retrying { error } => eprintln!("queue unavailable, retrying: {error}"),
+        }
+    };
+    let report = runtime()?.block_on(async {
+        let q = args.nats.connect(&name).await?;
+        anyhow::Ok(queue::run_worker(&q, handler, &opts, &mut on_event).await?)
+    })?;
+    println!(
+        "{}",
+        serde_json::json!({ "worker": name, "report": report })
+    );
+    Ok(())
+}
+
+/// Runs `pgraphrag queue ...`.
+pub fn run_queue(args: QueueArgs) -> anyhow::Result<()> {
+    match args.command {
+        QueueCommand::Submit(SubmitArgs {
+            job: SubmitJob::Rank(a),
+        }) => submit_rank(a),
+        QueueCommand::Submit(SubmitArgs {
+            job: SubmitJob::Embed(a),
+        }) => submit_embed(a),
+        QueueCommand::Status(a) => status(a),
+        QueueCommand::Export(a) => export(a),
+    }
+}
+
+fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
+    std::path::absolute(p).with_context(|| format!("resolving {}", p.display()))
+}
+
+fn submit_rank(a: SubmitRankArgs) -> anyhow::Result<()> {
+    if a.top == 0 || a.chunk == 0 {
+        return Err(usage("--top and --chunk must be at least 1"));
+    }
+    let split_path = absolute(&a.split)?;
+    let split = crate::args::load_split(&split_path)?;
+    let users = a
+        .limit
+        .map_or(split.users.len(), |n| n.min(split.users.len()));
+    if users == 0 {
+        return Err(usage(format!("{}: no users to rank", a.split.display())));
+    }
+    let spec = JobSpec::Rank(RankSpec {
+        split: split_path,
+        task: a.task,
+        clean: a.clean,
+        top: a.top,
+        random_seed: (!a.no_random).then_some(a.seed),
+        users,
+    });
+    submit(&a.nats, &spec, &a.store, a.chunk)
+}
+
+fn submit_embed(a: SubmitEmbedArgs) -> anyhow::Result<()> {
+    if a.chunk == 0 || a.batch == 0 {
+        return Err(usage("--chunk and --batch must be at least 1"));
+    }
+    if !a.model.is_dir() {
+        return Err(usage(format!(
+            "--model {}: not a folder (expected config.json, tokenizer.json, model.safetensors)",
+            a.model.display()
+        )));
+    }
+    let texts = absolute(&a.texts)?;
+    let count = jobs::count_texts(&texts).or_usage()?;
+    let pooling = pgraphrag_retrieval::dense::Pooling::from(a.pooling).name();
+    let spec = JobSpec::Embed(jobs::EmbedSpec {
+        texts,
+        model: absolute(&a.model)?,
+        pooling: pooling.into(),
+        max_length: a.max_length,
+        batch: a.batch,
+        cache: absolute(&a.cache)?,
+        texts_count: count,
+    });
+    submit(&a.nats, &spec, &a.store, a.chunk)
+}
+
+/// Plans `spec`, registers it in `store` and publishes its units.
+fn submit(nats: &NatsArgs, spec: &JobSpec, store: &Path, chunk: usize) -> anyhow::Result<()> {
+    let store_path = absolute(store)?;
+    let store_str = store_path
+        .to_str()
+        .ok_or_else(|| usage("--store must be a UTF-8 path"))?
+        .to_string();
+    let plan = jobs::plan(spec, &store_str, chunk).or_usage()?;
+    let store = JobStore::open(&store_path).or_usage()?;
+    store.register(&plan.job)?;
+    let units: Vec<Unit> = plan
+        .units
+        .iter()
+        .map(|u| Unit {
+            kind: u.kind.to_string(),
+            id: u.id.clone(),
+            payload: u.payload.clone(),
+        })
+        .collect();
+    let report = runtime()?.block_on(async {
+        let q = nats.connect("pgraphrag-submit").await?;
+        anyhow::Ok(q.submit(&units).await?)
+    })?;
+    println!(
+        "{}",
+        serde_json::json!({
+            "job": plan.job.id, "kind": plan.job.kind, "units": plan.job.units,
+            "items": plan.job.items, "published": report.published,
+            "duplicates": report.duplicates, "store": store_str,
+        })
+    );
+    Ok(())
+}
+
+fn status(a: StatusArgs) -> anyhow::Result<()> {
+    let s = runtime()?.block_on(async {
+        let q = a.nats.connect("pgraphrag-status").await?;
+        anyhow::Ok(q.status().await?)
+    })?;
+    let jobs = match &a.store {
+        Some(p) => {
+            if !p.is_file() {
+                return Err(usage(format!("--store {}: no such file", p.display())));
+            }
+            JobStore::open(p).or_usage()?.jobs()?
+        }
+        None => Vec::new(),
+    };
+    if a.json {
+        println!("{}", serde_json::json!({ "queue": s, "jobs": jobs }));
+        return Ok(());
+    }
+    println!(
+        "stream {} ({} replica(s), leader {}): {} units in the stream, {} waiting, {} in flight, {} redelivered, {} given up, {} workers polling",
+        s.stream,
+        s.replicas,
+        s.leader.as_deref().unwrap_or("-"),
+        s.messages,
+        s.pending,
+        s.in_flight,
+        s.redelivered,
+        s.dead.len(),
+        s.waiting_workers
+    );
+    for d in &s.dead {
+        println!(
+            "  given up: {} (stream seq {}, {} deliveries){}",
+            d.id.as_deref().unwrap_or("?"),
+            d.stream_sequence,
+            d.deliveries,
+            d.error
+                .as_deref()
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default()
+        );
+    }
+    for j in &jobs {
+        let workers: Vec<String> = j.workers.iter().map(|(w, n)| format!("{w} {n}")).collect();
+        let records = if j.job.kind == "rank" {
+            format!(", {}/{} records", j.records, j.job.items)
+        } else {
+            format!(" ({} items)", j.job.items)
+        };
+        println!(
+            "job {} ({}): {}/{} units{records}, {} stores, {:.2}s computed; by worker: {}",
+            j.job.id,
+            j.job.kind,
+            j.units_done,
+            j.job.units,
+            j.stores,
+            j.seconds,
+            workers.join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn export(a: ExportArgs) -> anyhow::Result<()> {
+    if !a.store.is_file() {
+        return Err(usage(format!(
+            "--store {}: no such file",
+            a.store.display()
+        )));
+    }
+    let store = JobStore::open(&a.store).or_usage()?;
+    if !store.jobs()?.iter().any(|j| j.job.id == a.job) {
+        return Err(usage(format!(
+            "--job {}: no such job in {} (`pgraphrag queue status --store` lists them)",
+            a.job,
+            a.store.display()
+        )));
+    }
+    let n = jobs::export_ranking(&store, &a.job, &a.out)?;
+    eprintln!("wrote {n} records of job {} to {}", a.job, a.out.display());
+    Ok(())
+}

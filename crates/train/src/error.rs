@@ -1,0 +1,94 @@
+use std::path::PathBuf;
+
+/// Everything that can go wrong in this crate. Every variant names what was involved (the file,
+/// the tensor, the step) and, where there is one, what to do about it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrainError {
+    /// Loading the base model failed (missing file, bad GGUF, not a llama model).
+    #[error(transparent)]
+    Llm(#[from] pgraphrag_llm::LlmError),
+    /// A tensor operation failed, with what was being done.
+    #[error("{context}: {source}")]
+    Tensor {
+        /// What was being done.
+        context: String,
+        /// candle's error.
+        #[source]
+        source: candle_core::Error,
+    },
+    /// Reading or writing a file failed.
+    #[error("cannot access {path}: {source}")]
+    Io {
+        /// The file involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A checkpoint file is unreadable, truncated or inconsistent with the run.
+    #[error(
+        "checkpoint {path}: {reason}; delete it to start over, or pass the run's own checkpoint"
+    )]
+    Checkpoint {
+        /// The checkpoint file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+    /// An adapter file is unreadable or malformed.
+    #[error("LoRA adapter {path}: {reason}")]
+    Adapter {
+        /// The adapter file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+    /// An adapter (or checkpoint) was made for another base model than the one given.
+    #[error(
+        "{path} was trained on base model `{found}`, not on `{expected}`; load the model it was trained on"
+    )]
+    BaseModelMismatch {
+        /// The adapter or checkpoint file.
+        path: PathBuf,
+        /// The base model passed in.
+        expected: String,
+        /// The base model the file names.
+        found: String,
+    },
+    /// The loss (or a gradient) is NaN or infinite.
+    #[error(
+        "non-finite loss {loss} at optimizer step {step} (epoch {epoch}); lower the learning rate or check the inputs; the last checkpoint is kept"
+    )]
+    NonFinite {
+        /// The optimizer step being computed (1-based).
+        step: u64,
+        /// The epoch (0-based).
+        epoch: u64,
+        /// The value seen.
+        loss: f32,
+    },
+    /// A configuration value is out of range.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// An input (token ids, embeddings, an example) is not what the model takes.
+    #[error("invalid input: {0}")]
+    Input(String),
+}
+
+/// `Result` with [`TrainError`].
+pub type Result<T, E = TrainError> = std::result::Result<T, E>;
+
+/// Adds what was being done to candle's errors.
+pub(crate) trait Ctx<T> {
+    fn ctx(self, what: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> Ctx<T> for candle_core::Result<T> {
+    fn ctx(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| TrainError::Tensor {
+            context: what(),
+            source,
+        })
+    }
+}

@@ -1,0 +1,433 @@
+//! LoRA adapters (Hu et al., 2021) on the llama projections, saved and loaded as safetensors
+//! that name their base model.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use candle_core::{DType, Tensor, Var};
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Ctx, Result, TrainError};
+use crate::llama::Llama;
+use crate::ops::{dropout, mix};
+
+/// A projection of a llama block that can carry an adapter (GGUF tensor names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LoraTarget {
+    /// Query projection (`attn_q`; PEFT's `q_proj`).
+    Q,
+    /// Key projection (`attn_k`).
+    K,
+    /// Value projection (`attn_v`; PEFT's `v_proj`).
+    V,
+    /// Attention output (`attn_output`).
+    O,
+    /// MLP gate (`ffn_gate`).
+    Gate,
+    /// MLP up projection (`ffn_up`).
+    Up,
+    /// MLP down projection (`ffn_down`).
+    Down,
+}
+
+impl LoraTarget {
+    /// Every target, in block order.
+    pub const ALL: [LoraTarget; 7] = [
+        LoraTarget::Q,
+        LoraTarget::K,
+        LoraTarget::V,
+        LoraTarget::O,
+        LoraTarget::Gate,
+        LoraTarget::Up,
+        LoraTarget::Down,
+    ];
+
+    /// The GGUF name of the projection (`attn_q`, …).
+    ///
+    /// ```
+    /// assert_eq!(pgraphrag_train::LoraTarget::V.name(), "attn_v");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            LoraTarget::Q => "attn_q",
+            LoraTarget::K => "attn_k",
+            LoraTarget::V => "attn_v",
+            LoraTarget::O => "attn_output",
+            LoraTarget::Gate => "ffn_gate",
+            LoraTarget::Up => "ffn_up",
+            LoraTarget::Down => "ffn_down",
+        }
+    }
+
+    fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.name() == s)
+    }
+
+    /// `(out, in)` of the projection for a model of dimensions `d`.
+    fn shape(self, d: &pgraphrag_llm::LlamaDims) -> (usize, usize) {
+        let (qd, kvd) = (d.n_head * d.head_dim, d.n_kv_head * d.head_dim);
+        match self {
+            LoraTarget::Q => (qd, d.n_embd),
+            LoraTarget::K | LoraTarget::V => (kvd, d.n_embd),
+            LoraTarget::O => (d.n_embd, qd),
+            LoraTarget::Gate | LoraTarget::Up => (d.n_ff, d.n_embd),
+            LoraTarget::Down => (d.n_embd, d.n_ff),
+        }
+    }
+}
+
+/// LoRA hyper-parameters: `W x + (alpha / rank) · B A dropout(x)` on each target projection.
+///
+/// ```
+/// let c = pgraphrag_train::LoraConfig::kragrec();
+/// assert_eq!((c.rank, c.alpha, c.dropout), (8, 16.0, 0.1));
+/// assert_eq!(c.scale(), 2.0);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoraConfig {
+    /// Rank `r` of `B A`.
+    pub rank: usize,
+    /// Scale numerator: the update is multiplied by `alpha / rank`.
+    pub alpha: f32,
+    /// Dropout probability on the adapter's input while training.
+    pub dropout: f32,
+    /// The projections adapted in every block.
+    pub targets: Vec<LoraTarget>,
+}
+
+impl LoraConfig {
+    /// K-RagRec's fine-tuning setting (paper appendix Table 4 and the released `train.py`):
+    /// rank 8, alpha 16, dropout 0.1, on the query and value projections.
+    pub fn kragrec() -> Self {
+        LoraConfig {
+            rank: 8,
+            alpha: 16.0,
+            dropout: 0.1,
+            targets: vec![LoraTarget::Q, LoraTarget::V],
+        }
+    }
+
+    /// `alpha / rank`.
+    pub fn scale(&self) -> f64 {
+        self.alpha as f64 / self.rank as f64
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.rank == 0 || !(0.0..1.0).contains(&self.dropout) || !self.alpha.is_finite() {
+            return Err(TrainError::Config(format!(
+                "LoRA needs rank ≥ 1, 0 ≤ dropout < 1 and a finite alpha (got {self:?})"
+            )));
+        }
+        if self.targets.is_empty() {
+            return Err(TrainError::Config("LoRA needs at least one target".into()));
+        }
+        Ok(())
+    }
+}
+
+impl Default for LoraConfig {
+    /// [`LoraConfig::kragrec`].
+    fn default() -> Self {
+        Self::kragrec()
+    }
+}
+
+struct Pair {
+    a: Var,
+    b: Var,
+}
+
+/// LoRA adapters for one base model: per block and target, `A` (`[rank, in]`, Kaiming-uniform
+/// as PEFT: `U(−1/√in, 1/√in)`, seeded) and `B` (`[out, rank]`, zeros), both trainable
+/// [`Var`]s. Pass it to [`Llama::hidden`]; save it with [`Lora::save`], merge it with
+/// [`Llama::merge`].
+///
+/// ```
+/// # use pgraphrag_llm::{LlamaDims, LlamaF32, LlamaLayerF32};
+/// # let d = LlamaDims { n_embd: 4, n_head: 2, n_kv_head: 1, head_dim: 2, n_ff: 8, n_layer: 1,
+/// #                     rope_dim: 2, rope_base: 10000.0, eps: 1e-5, vocab: 5 };
+/// # let v = |n: usize| (0..n).map(|i| (i as f32 * 0.37).sin() * 0.5).collect::<Vec<f32>>();
+/// # let layer = LlamaLayerF32 { attn_norm: vec![1.0; 4], attn_q: v(16), attn_k: v(8), attn_v: v(8),
+/// #     attn_output: v(16), ffn_norm: vec![1.0; 4], ffn_gate: v(32), ffn_up: v(32), ffn_down: v(32) };
+/// # let w = LlamaF32 { dims: d, token_embd: v(20), layers: vec![layer], output_norm: vec![1.0; 4], output: None };
+/// use pgraphrag_train::{Llama, Lora, LoraConfig};
+/// let model = Llama::from_f32(w, "doc", &candle_core::Device::Cpu)?;
+/// let lora = Lora::new(&model, LoraConfig::kragrec(), 42)?;
+/// assert_eq!(lora.named_vars().len(), 2 * 2); // A and B for q and v in one block
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("adapter.safetensors");
+/// lora.save(&path)?;
+/// let again = Lora::load(&model, &path)?;
+/// assert_eq!(again.config(), lora.config());
+/// # Ok::<(), pgraphrag_train::TrainError>(())
+/// ```
+pub struct Lora {
+    config: LoraConfig,
+    base_id: String,
+    pairs: HashMap<(usize, LoraTarget), Pair>,
+    n_layer: usize,
+}
+
+impl std::fmt::Debug for Lora {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lora")
+            .field("config", &self.config)
+            .field("base_id", &self.base_id)
+            .finish_non_exhaustive()
+    }
+}
+
+const FORMAT: &str = "pgraphrag-lora";
+const VERSION: &str = "1";
+
+impl Lora {
+    /// Fresh adapters for `model` (`B = 0`, so the model's outputs are unchanged until
+    /// training moves `B`), `A` drawn from `seed`.
+    pub fn new(model: &Llama, config: LoraConfig, seed: u64) -> Result<Self> {
+        config.check()?;
+        let d = *model.dims();
+        let dev = model.device();
+        let mut pairs = HashMap::new();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        for li in 0..d.n_layer {
+            for &tg in &config.targets {
+                let (out, inp) = tg.shape(&d);
+                let bound = 1.0 / (inp as f32).sqrt();
+                let a: Vec<f32> = (0..config.rank * inp)
+                    .map(|_| rng.random_range(-bound..bound))
+                    .collect();
+                let a = Tensor::from_vec(a, (config.rank, inp), dev)
+                    .and_then(|t| Var::from_tensor(&t))
+                    .ctx(|| format!("LoRA A of blk.{li}.{}", tg.name()))?;
+                let b = Var::zeros((out, config.rank), DType::F32, dev)
+                    .ctx(|| format!("LoRA B of blk.{li}.{}", tg.name()))?;
+                pairs.insert((li, tg), Pair { a, b });
+            }
+        }
+        Ok(Lora {
+            config,
+            base_id: model.base_id().to_string(),
+            pairs,
+            n_layer: d.n_layer,
+        })
+    }
+
+    /// The hyper-parameters.
+    pub fn config(&self) -> &LoraConfig {
+        &self.config
+    }
+
+    /// The [`Llama::base_id`] of the model these adapters belong to.
+    pub fn base_id(&self) -> &str {
+        &self.base_id
+    }
+
+    /// The trainable variables with their tensor names (`blk.{i}.{target}.lora_a` /
+    /// `.lora_b`), in a fixed order (block, target, A before B).
+    pub fn named_vars(&self) -> Vec<(String, Var)> {
+        let mut out = Vec::with_capacity(self.pairs.len() * 2);
+        for li in 0..self.n_layer {
+            for tg in LoraTarget::ALL {
+                if let Some(p) = self.pairs.get(&(li, tg)) {
+                    out.push((format!("blk.{li}.{}.lora_a", tg.name()), p.a.clone()));
+                    out.push((format!("blk.{li}.{}.lora_b", tg.name()), p.b.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// `y + scale · B A dropout(x)` for projection `tg` of block `li` (`x` `[n, in]`, `y`
+    /// `[n, out]`); `y` unchanged when that projection has no adapter.
+    pub(crate) fn apply(
+        &self,
+        li: usize,
+        tg: LoraTarget,
+        x: &Tensor,
+        y: Tensor,
+        dropout_seed: Option<u64>,
+    ) -> candle_core::Result<Tensor> {
+        let Some(p) = self.pairs.get(&(li, tg)) else {
+            return Ok(y);
+        };
+        let x = match dropout_seed {
+            Some(s) if self.config.dropout > 0.0 => dropout(
+                x,
+                self.config.dropout,
+                mix(s ^ mix((li * 16 + tg as usize) as u64)),
+            )?,
+            _ => x.clone(),
+        };
+        let up = x
+            .matmul(&p.a.as_tensor().t()?)?
+            .matmul(&p.b.as_tensor().t()?)?;
+        y + (up * self.config.scale())?
+    }
+
+    /// `scale · B A` (`[out, in]`) of projection `tg` of block `li`, if it has an adapter.
+    pub(crate) fn delta(&self, li: usize, tg: LoraTarget) -> candle_core::Result<Option<Tensor>> {
+        match self.pairs.get(&(li, tg)) {
+            None => Ok(None),
+            Some(p) => Ok(Some(
+                (p.b.as_tensor().matmul(p.a.as_tensor())? * self.config.scale())?,
+            )),
+        }
+    }
+
+    /// A short hash of the adapter's values and settings (names a merged model).
+    pub(crate) fn digest(&self) -> String {
+        let mut h = Sha256::new();
+        h.update(format!("{:?}", self.config).as_bytes());
+        for (name, v) in self.named_vars() {
+            h.update(name.as_bytes());
+            if let Ok(vals) = v.as_tensor().flatten_all().and_then(|t| t.to_vec1::<f32>()) {
+                for x in vals {
+                    h.update(x.to_le_bytes());
+                }
+            }
+        }
+        h.finalize()[..8]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// The metadata written with the adapter.
+    fn metadata(&self) -> HashMap<String, String> {
+        let targets: Vec<&str> = self.config.targets.iter().map(|t| t.name()).collect();
+        HashMap::from([
+            ("format".into(), FORMAT.into()),
+            ("format_version".into(), VERSION.into()),
+            ("base_model".into(), self.base_id.clone()),
+            ("rank".into(), self.config.rank.to_string()),
+            ("alpha".into(), self.config.alpha.to_string()),
+            ("dropout".into(), self.config.dropout.to_string()),
+            ("targets".into(), targets.join(",")),
+        ])
+    }
+
+    /// Writes the adapters to `path` as safetensors (f32 `A`/`B` per [`Lora::named_vars`]) with
+    /// metadata: `format`, `format_version`, `base_model` ([`Llama::base_id`]), `rank`,
+    /// `alpha`, `dropout`, `targets`. The file appears whole or not at all (temp file and
+    /// rename).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let vars = self.named_vars();
+        let tensors: Vec<(String, Tensor)> = vars
+            .into_iter()
+            .map(|(n, v)| (n, v.as_tensor().clone()))
+            .collect();
+        let bytes = safetensors::serialize(
+            tensors.iter().map(|(n, t)| (n.as_str(), t)),
+            Some(self.metadata()),
+        )
+        .map_err(|e| TrainError::Adapter {
+            path: path.to_path_buf(),
+            reason: format!("serializing: {e}"),
+        })?;
+        crate::checkpoint::write_file(path, &bytes)
+    }
+
+    /// Reads adapters written by [`Lora::save`] for `model`. Refuses (with
+    /// [`TrainError::BaseModelMismatch`]) a file whose `base_model` is not `model`'s
+    /// [`base_id`](Llama::base_id), and (with [`TrainError::Adapter`]) a file that is not a
+    /// pgraphrag LoRA file, has missing, extra, mis-shaped or non-finite tensors, or settings
+    /// out of range.
+    pub fn load(model: &Llama, path: &Path) -> Result<Self> {
+        let bad = |reason: String| TrainError::Adapter {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let bytes = std::fs::read(path).map_err(|source| TrainError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes)
+            .map_err(|e| bad(format!("not a safetensors file ({e})")))?;
+        let md = meta.metadata().clone().unwrap_or_default();
+        let get = |k: &str| {
+            md.get(k)
+                .cloned()
+                .ok_or_else(|| bad(format!("metadata `{k}` is missing")))
+        };
+        if get("format")? != FORMAT {
+            return Err(bad(format!("metadata `format` is not `{FORMAT}`")));
+        }
+        if get("format_version")? != VERSION {
+            return Err(bad(format!(
+                "format version {} (this build reads {VERSION})",
+                get("format_version")?
+            )));
+        }
+        let base = get("base_model")?;
+        if base != model.base_id() {
+            return Err(TrainError::BaseModelMismatch {
+                path: path.to_path_buf(),
+                expected: model.base_id().to_string(),
+                found: base,
+            });
+        }
+        let num = |k: &str| -> Result<f64> {
+            get(k)?
+                .parse::<f64>()
+                .map_err(|_| bad(format!("metadata `{k}` is not a number")))
+        };
+        let mut targets = Vec::new();
+        for s in get("targets")?.split(',') {
+            targets.push(
+                LoraTarget::from_name(s).ok_or_else(|| bad(format!("unknown target `{s}`")))?,
+            );
+        }
+        let config = LoraConfig {
+            rank: num("rank")? as usize,
+            alpha: num("alpha")? as f32,
+            dropout: num("dropout")? as f32,
+            targets,
+        };
+        config.check().map_err(|e| bad(e.to_string()))?;
+        let mut tensors = candle_core::safetensors::load_buffer(&bytes, model.device())
+            .map_err(|e| bad(format!("reading tensors: {e}")))?;
+        let d = *model.dims();
+        let mut pairs = HashMap::new();
+        for li in 0..d.n_layer {
+            for &tg in &config.targets {
+                let (out, inp) = tg.shape(&d);
+                let mut take = |suffix: &str, shape: (usize, usize)| -> Result<Var> {
+                    let name = format!("blk.{li}.{}.{suffix}", tg.name());
+                    let t = tensors
+                        .remove(&name)
+                        .ok_or_else(|| bad(format!("tensor `{name}` is missing")))?;
+                    if t.dims() != [shape.0, shape.1] || t.dtype() != DType::F32 {
+                        return Err(bad(format!(
+                            "tensor `{name}` is {:?} {:?}, expected f32 {shape:?}",
+                            t.dtype(),
+                            t.dims()
+                        )));
+                    }
+                    let finite = t
+                        .flatten_all()
+                        .and_then(|t| t.to_vec1::<f32>())
+                        .map(|v| v.iter().all(|x| x.is_finite()))
+                        .unwrap_or(false);
+                    if !finite {
+                        return Err(bad(format!("tensor `{name}` has non-finite values")));
+                    }
+                    Var::from_tensor(&t).ctx(|| name.clone())
+                };
+                let a = take("lora_a", (config.rank, inp))?;
+                let b = take("lora_b", (out, config.rank))?;
+                pairs.insert((li, tg), Pair { a, b });
+            }
+        }
+        if let Some(extra) = tensors.keys().next() {
+            return Err(bad(format!("unexpected tensor `{extra}`")));
+        }
+        Ok(Lora {
+            config,
+            base_id: base,
+            pairs,
+            n_layer: d.n_layer,
+        })
+    }
+}

@@ -1,0 +1,233 @@
+//! Differentiable building blocks of the llama forward pass: the frozen linear layer (whose
+//! backward pass skips the weight's gradient), RMSNorm, interleaved RoPE, causal masks and
+//! seeded dropout.
+
+use candle_core::{CpuStorage, CustomOp2, D, Device, Layout, Shape, Tensor};
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+
+/// `x · Wᵀ` for a frozen `W` (`[out, in]`, row-major as in the GGUF) and `x` of shape
+/// `[..., in]`. candle's matmul backward computes the gradient of both operands; for a frozen
+/// weight the second one (`out × in` per call, the largest cost of a backward pass over a big
+/// vocabulary) is wasted. Here the product is computed detached and re-attached to `x` by
+/// [`AttachGrad`], whose backward pass is `∂L/∂x = ∂L/∂y · W` only. Without a graph to attach
+/// to (inference), or on a GPU, it is the plain product.
+pub(crate) fn frozen_linear(x: &Tensor, w: &Tensor) -> candle_core::Result<Tensor> {
+    let (out, inp) = w.dims2()?;
+    let dims = x.dims().to_vec();
+    let Some((&last, lead)) = dims.split_last() else {
+        candle_core::bail!("linear layer input is a scalar");
+    };
+    if last != inp {
+        candle_core::bail!("linear layer takes {inp} inputs, got shape {dims:?}");
+    }
+    let n: usize = lead.iter().product();
+    let mut out_dims = lead.to_vec();
+    out_dims.push(out);
+    let x2 = x.reshape((n, inp))?;
+    let tracked = x.track_op();
+    if !tracked || !x.device().is_cpu() {
+        return x2.matmul(&w.t()?)?.reshape(out_dims);
+    }
+    let y = x2.detach().matmul(&w.t()?)?;
+    x2.apply_op2(&y, AttachGrad { w: w.clone() })?
+        .reshape(out_dims)
+}
+
+/// Returns its second argument unchanged; its backward pass gives the first argument (`x`,
+/// `[n, in]`) the gradient `g · W` of `y = x · Wᵀ` and the second none.
+struct AttachGrad {
+    w: Tensor,
+}
+
+impl CustomOp2 for AttachGrad {
+    fn name(&self) -> &'static str {
+        "frozen-linear"
+    }
+
+    fn cpu_fwd(
+        &self,
+        _s1: &CpuStorage,
+        _l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let Some((a, b)) = l2.contiguous_offsets() else {
+            candle_core::bail!("frozen-linear: the product must be contiguous");
+        };
+        match s2 {
+            CpuStorage::F32(v) => Ok((CpuStorage::F32(v[a..b].to_vec()), l2.shape().clone())),
+            _ => candle_core::bail!("frozen-linear: f32 only"),
+        }
+    }
+
+    fn bwd(
+        &self,
+        _arg1: &Tensor,
+        _arg2: &Tensor,
+        _res: &Tensor,
+        grad_res: &Tensor,
+    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
+        Ok((Some(grad_res.contiguous()?.matmul(&self.w)?), None))
+    }
+}
+
+/// RMSNorm over the last dimension, `x / sqrt(mean(x²) + eps) · w`, as the native engine.
+pub(crate) fn rms_norm(x: &Tensor, w: &Tensor, eps: f32) -> candle_core::Result<Tensor> {
+    let d = x.dim(D::Minus1)?;
+    let ms = (x.sqr()?.sum_keepdim(D::Minus1)? / d as f64)?;
+    let denom = (ms + eps as f64)?.sqrt()?;
+    x.broadcast_div(&denom)?.broadcast_mul(w)
+}
+
+/// cos and sin tables `[t, rope_dim/2]` for positions `0..t`, computed as the native engine
+/// (and candle) computes them: `θ_i = 1 / base^(2i/d)`, `angle = pos · θ_i`, all in f32.
+pub(crate) fn rope_tables(
+    t: usize,
+    rope_dim: usize,
+    base: f32,
+    dev: &Device,
+) -> candle_core::Result<(Tensor, Tensor)> {
+    let half = rope_dim / 2;
+    let d = rope_dim as f32;
+    let theta: Vec<f32> = (0..half)
+        .map(|i| 1f32 / base.powf((2 * i) as f32 / d))
+        .collect();
+    let mut cos = Vec::with_capacity(t * half);
+    let mut sin = Vec::with_capacity(t * half);
+    for pos in 0..t {
+        for &th in &theta {
+            let a = pos as f32 * th;
+            cos.push(a.cos());
+            sin.push(a.sin());
+        }
+    }
+    Ok((
+        Tensor::from_vec(cos, (t, half, 1), dev)?,
+        Tensor::from_vec(sin, (t, half, 1), dev)?,
+    ))
+}
+
+/// Interleaved ("normal", llama.cpp's `LLM_ARCH_LLAMA`) RoPE on the first `rope_dim` values of
+/// each head: pairs `(x₂ᵢ, x₂ᵢ₊₁)` rotated by `angle(pos, i)`. `x` is `[b, heads, t, head_dim]`,
+/// `cos`/`sin` come from [`rope_tables`] (at least `t` positions).
+pub(crate) fn rope(x: &Tensor, cos: &Tensor, sin: &Tensor) -> candle_core::Result<Tensor> {
+    let (b, h, t, hd) = x.dims4()?;
+    let half = cos.dim(1)?;
+    let rd = half * 2;
+    let cos = cos.narrow(0, 0, t)?;
+    let sin = sin.narrow(0, 0, t)?;
+    let xr = if rd == hd {
+        x.clone()
+    } else {
+        x.narrow(3, 0, rd)?
+    };
+    let xr = xr.reshape((b, h, t, half, 2))?;
+    let x0 = xr.narrow(4, 0, 1)?;
+    let x1 = xr.narrow(4, 1, 1)?;
+    let y0 = (x0.broadcast_mul(&cos)? - x1.broadcast_mul(&sin)?)?;
+    let y1 = (x0.broadcast_mul(&sin)? + x1.broadcast_mul(&cos)?)?;
+    let y = Tensor::cat(&[y0, y1], 4)?.reshape((b, h, t, rd))?;
+    if rd == hd {
+        Ok(y)
+    } else {
+        Tensor::cat(&[y, x.narrow(3, rd, hd - rd)?], 3)
+    }
+}
+
+/// The additive causal mask for `group` query heads sharing a key head, stacked as
+/// `[group·t, t]`: row `g·t + i` lets query `i` see keys `0..=i`.
+pub(crate) fn causal_mask(t: usize, group: usize, dev: &Device) -> candle_core::Result<Tensor> {
+    let mut m = Vec::with_capacity(group * t * t);
+    for _ in 0..group {
+        for i in 0..t {
+            m.extend((0..t).map(|j| if j <= i { 0f32 } else { f32::NEG_INFINITY }));
+        }
+    }
+    Tensor::from_vec(m, (group * t, t), dev)
+}
+
+/// Inverted dropout with a seeded mask: each value is kept with probability `1 − p` and scaled
+/// by `1 / (1 − p)`. The mask depends only on `seed` and the shape, so a resumed run draws the
+/// masks an uninterrupted one drew.
+pub(crate) fn dropout(x: &Tensor, p: f32, seed: u64) -> candle_core::Result<Tensor> {
+    if p <= 0.0 {
+        return Ok(x.clone());
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let scale = 1.0 / (1.0 - p);
+    let n = x.elem_count();
+    let mask: Vec<f32> = (0..n)
+        .map(|_| if rng.random::<f32>() >= p { scale } else { 0.0 })
+        .collect();
+    let mask = Tensor::from_vec(mask, x.shape().clone(), x.device())?;
+    x.mul(&mask)
+}
+
+/// A 64-bit mix (SplitMix64's finaliser) to derive independent seeds from counters.
+pub(crate) fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::Var;
+
+    #[test]
+    fn frozen_linear_matches_matmul_and_its_input_gradient() {
+        let dev = Device::Cpu;
+        let w = Tensor::from_vec(
+            (0..12).map(|i| i as f32 * 0.1 - 0.5).collect(),
+            (3, 4),
+            &dev,
+        )
+        .unwrap();
+        let x = Var::from_tensor(
+            &Tensor::from_vec((0..8).map(|i| (i as f32).sin()).collect(), (2, 1, 4), &dev).unwrap(),
+        )
+        .unwrap();
+        let y = frozen_linear(x.as_tensor(), &w).unwrap();
+        let plain = x.as_tensor().broadcast_matmul(&w.t().unwrap()).unwrap();
+        assert_eq!(y.dims(), &[2, 1, 3]);
+        let diff = (&y - &plain).unwrap().abs().unwrap().max_all().unwrap();
+        assert!(diff.to_scalar::<f32>().unwrap() < 1e-6);
+        let g1 = y.sqr().unwrap().sum_all().unwrap().backward().unwrap();
+        let g2 = plain.sqr().unwrap().sum_all().unwrap().backward().unwrap();
+        let (a, b) = (
+            g1.get(x.as_tensor()).unwrap(),
+            g2.get(x.as_tensor()).unwrap(),
+        );
+        let diff = (a - b).unwrap().abs().unwrap().max_all().unwrap();
+        assert!(diff.to_scalar::<f32>().unwrap() < 1e-5);
+    }
+
+    #[test]
+    fn dropout_is_seeded_and_scaled() {
+        let dev = Device::Cpu;
+        let x = Tensor::ones((1000,), candle_core::DType::F32, &dev).unwrap();
+        let a = dropout(&x, 0.25, 7).unwrap().to_vec1::<f32>().unwrap();
+        let b = dropout(&x, 0.25, 7).unwrap().to_vec1::<f32>().unwrap();
+        let c = dropout(&x, 0.25, 8).unwrap().to_vec1::<f32>().unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        let kept = a.iter().filter(|&&v| v > 0.0).count();
+        assert!((700..800).contains(&kept), "{kept} kept");
+        assert!(a.iter().all(|&v| v == 0.0 || (v - 4.0 / 3.0).abs() < 1e-6));
+    }
+
+    #[test]
+    fn causal_mask_hides_the_future() {
+        let m = causal_mask(3, 2, &Device::Cpu)
+            .unwrap()
+            .to_vec2::<f32>()
+            .unwrap();
+        assert_eq!(m.len(), 6);
+        assert_eq!(m[4][0..2], [0.0, 0.0]);
+        assert!(m[4][2].is_infinite());
+        assert_eq!(m[5], vec![0.0; 3]);
+    }
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Training speed of pgraphrag-train against PyTorch on the CPU: the same LoRA step (K-RagRec's
+# setting: rank 8, alpha 16, dropout 0.1 on q and v; forward, backward, AdamW) on the same model
+# (the GGUF's weights dequantized to f32, exported by the Rust side), the same batch of real text
+# and the same thread count. Prints both JSON lines, the initial losses (which must agree: same
+# computation) and the speed ratio.
+#
+#   scripts/bench_train.sh [MODEL] [THREADS]   (defaults: models/SmolLM2-135M-Instruct.Q4_1.gguf, 2)
+#   BATCH, SEQ, ANSWER, STEPS override 4, 128, 8, 5. PROFILE=dev reuses a test build.
+#   PYTHON: a Python with torch and safetensors (default: .cache/bench-train-venv, created on
+#   first use with the CPU wheels of torch from download.pytorch.org).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+MODEL="${1:-$ROOT/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
+THREADS="${2:-2}"
+BATCH="${BATCH:-4}" SEQ="${SEQ:-128}" ANSWER="${ANSWER:-8}" STEPS="${STEPS:-5}"
+[ -f "$MODEL" ] || { echo "bench_train: $MODEL missing; run scripts/fetch-llms.sh --smollm-only" >&2; exit 1; }
+
+PYTHON="${PYTHON:-$ROOT/.cache/bench-train-venv/bin/python}"
+if ! "$PYTHON" -c 'import torch, safetensors' 2>/dev/null; then
+  VENV="$ROOT/.cache/bench-train-venv"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --index-url https://download.pytorch.org/whl/cpu torch
+  "$VENV/bin/pip" install -q safetensors numpy
+  PYTHON="$VENV/bin/python"
+fi
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+PROFILE="${PROFILE:-release}"
+if [ "$PROFILE" = dev ]; then
+  (cd "$ROOT" && cargo build -q -p pgraphrag-train --example bench_train)
+  BIN="$CARGO_TARGET_DIR/debug/examples/bench_train"
+else
+  (cd "$ROOT" && cargo build -q --release -p pgraphrag-train --example bench_train)
+  BIN="$CARGO_TARGET_DIR/release/examples/bench_train"
+fi
+
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+export RAYON_NUM_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS"
+# candle 0.11 runs element-wise ops on its own pool of spinning workers (CANDLE_NUM_THREADS,
+# default RAYON_NUM_THREADS) next to gemm's rayon threads; on 2 cores the spinning workers take
+# the cores from the matrix products (perf: 44% of the time in candle's BarrierGuard::drop) and
+# a step is ~4x slower. One element-wise thread (the matrix products keep THREADS threads) is
+# the setting to use; CANDLE_NUM_THREADS=$THREADS reproduces the slow case.
+export CANDLE_NUM_THREADS="${CANDLE_NUM_THREADS:-1}"
+"$BIN" --model "$MODEL" --batch "$BATCH" --seq "$SEQ" --answer "$ANSWER" --steps "$STEPS" --export "$WORK" > "$WORK/rust.json"
+"$PYTHON" "$ROOT/scripts/bench_train.py" "$WORK" "$THREADS" "$STEPS" > "$WORK/torch.json"
+cat "$WORK/rust.json" "$WORK/torch.json"
+python3 - "$WORK/rust.json" "$WORK/torch.json" <<'PY'
+import json, sys
+r, t = (json.load(open(p)) for p in sys.argv[1:3])
+print(f"initial loss: rust {r['loss0']:.6f} torch {t['loss0']:.6f} (|diff| {abs(r['loss0'] - t['loss0']):.2e})")
+print(f"median step: rust {r['step_s_median']:.3f} s, torch {t['step_s_median']:.3f} s")
+print(f"speed_ratio_rust_over_torch={t['step_s_median'] / r['step_s_median']:.3f}")
+PY
