@@ -45,10 +45,24 @@ if [ "$(id -u)" = 0 ]; then
   if ! id "$RUNAS" >/dev/null 2>&1; then
     useradd --system --home-dir "$DIR" --shell /usr/sbin/nologin "$RUNAS"
   fi
-  as_pg() { runuser -u "$RUNAS" -- "$@"; }
+  as_pg() { (cd / && runuser -u "$RUNAS" -- "$@"); }
 else
   RUNAS="$(id -un)"
   as_pg() { "$@"; }
+fi
+
+# The servers' own files (data, logs, sockets) go in the cluster folder, unless the server user
+# cannot reach it (as root in a clone below a private folder such as /root): then in a private
+# folder under /tmp named after the cluster folder. PIDs and env.sh stay in the cluster folder.
+PGDIR="$DIR"
+if [ "$(id -u)" = 0 ]; then
+  chown "$RUNAS" "$DIR"
+  if ! runuser -u "$RUNAS" -- test -w "$DIR" 2>/dev/null; then
+    PGDIR="/tmp/pgraphrag-cluster-$(printf '%s' "$DIR" | sha256sum | cut -c1-12)"
+    mkdir -p "$PGDIR"
+    chown "$RUNAS" "$PGDIR"
+    chmod 700 "$PGDIR"
+  fi
 fi
 
 port_of() { # index -> port
@@ -67,7 +81,7 @@ psql_at() { # port db sql
 start_one() { # index
   local i="$1" name="${NAMES[$1]}" port data pidfile
   port="$(port_of "$i")"
-  data="$DIR/pg-$name"
+  data="$PGDIR/pg-$name"
   pidfile="$DIR/pg-$name.pid"
   if alive "$pidfile"; then
     echo "pg-$name already runs (pid $(cat "$pidfile"), port $port)" >&2
@@ -75,7 +89,7 @@ start_one() { # index
   fi
   if [ ! -f "$data/PG_VERSION" ]; then
     mkdir -p "$data"
-    [ "$(id -u)" = 0 ] && chown "$RUNAS" "$data" "$DIR"
+    [ "$(id -u)" = 0 ] && chown "$RUNAS" "$data" "$PGDIR"
     chmod 700 "$data"
     as_pg "$(pg_bin initdb)" -D "$data" -U "$RUNAS" --auth=trust -E UTF8 --locale=C.UTF-8 >"$DIR/pg-$name.initdb.log" 2>&1 ||
       { echo "initdb of pg-$name failed; see $DIR/pg-$name.initdb.log" >&2; exit 1; }
@@ -83,16 +97,16 @@ start_one() { # index
 # scripts/cluster.sh: loopback only, sockets in the cluster folder
 listen_addresses = '127.0.0.1'
 port = $port
-unix_socket_directories = '$DIR'
+unix_socket_directories = '$PGDIR'
 max_connections = 100
 shared_buffers = 256MB
 max_wal_size = 4GB
 synchronous_commit = off
 EOF
   fi
-  [ "$(id -u)" = 0 ] && chown "$RUNAS" "$DIR"
-  as_pg "$(pg_bin pg_ctl)" -D "$data" -l "$DIR/pg-$name.log" -w -t 60 start >/dev/null ||
-    { echo "pg-$name did not start; see $DIR/pg-$name.log" >&2; tail -n 20 "$DIR/pg-$name.log" >&2; exit 1; }
+  [ "$(id -u)" = 0 ] && chown "$RUNAS" "$PGDIR"
+  as_pg "$(pg_bin pg_ctl)" -D "$data" -l "$PGDIR/pg-$name.log" -w -t 60 start >/dev/null ||
+    { echo "pg-$name did not start; see $PGDIR/pg-$name.log" >&2; tail -n 20 "$PGDIR/pg-$name.log" >&2; exit 1; }
   head -n 1 "$data/postmaster.pid" >"$pidfile"
   echo "pg-$name runs (pid $(cat "$pidfile"), port $port)" >&2
 }
