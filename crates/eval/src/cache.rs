@@ -128,7 +128,7 @@ impl GenerationCache {
     }
 
     /// The file this cache lives in (`:memory:` for [`in_memory`](Self::in_memory), the URL
-    /// without its password for [`open_postgres`](Self::open_postgres)).
+    /// without its password for `open_postgres` (feature `postgres`)).
     pub fn path(&self) -> &Path {
         &self.path
     }

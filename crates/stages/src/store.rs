@@ -195,7 +195,7 @@ impl SummaryStore {
     }
 
     /// The file (`:memory:` for [`in_memory`](Self::in_memory), the URL without its password
-    /// for [`open_postgres`](Self::open_postgres)).
+    /// for `open_postgres` (feature `postgres`)).
     pub fn path(&self) -> &Path {
         &self.path
     }
