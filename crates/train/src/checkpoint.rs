@@ -89,6 +89,34 @@ pub(crate) fn save(
 /// Reads a checkpoint written by [`save`] for variables `names` with shapes `shapes`; every
 /// inconsistency (not safetensors, truncated, another format, another run's identity, a
 /// missing or mis-shaped tensor, non-finite values) is a [`TrainError::Checkpoint`].
+/// Reads a safetensors file whole and returns its bytes and its metadata map; an unreadable
+/// file is an I/O error, anything that is not safetensors goes through `bad` (the caller's
+/// error for its kind of file: checkpoint or adapter).
+pub(crate) fn read_with_metadata(
+    path: &Path,
+    bad: &dyn Fn(String) -> TrainError,
+) -> Result<(Vec<u8>, HashMap<String, String>)> {
+    let bytes = std::fs::read(path).map_err(|source| TrainError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes)
+        .map_err(|e| bad(format!("not a readable safetensors file ({e})")))?;
+    let md = meta.metadata().clone().unwrap_or_default();
+    Ok((bytes, md))
+}
+
+/// Metadata entry `k`, or `bad`'s error naming it as missing.
+pub(crate) fn meta_value(
+    md: &HashMap<String, String>,
+    k: &str,
+    bad: &dyn Fn(String) -> TrainError,
+) -> Result<String> {
+    md.get(k)
+        .cloned()
+        .ok_or_else(|| bad(format!("metadata `{k}` is missing")))
+}
+
 pub(crate) fn load(
     path: &Path,
     names: &[String],
@@ -100,18 +128,8 @@ pub(crate) fn load(
         path: path.to_path_buf(),
         reason,
     };
-    let bytes = std::fs::read(path).map_err(|source| TrainError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes)
-        .map_err(|e| bad(format!("not a readable safetensors file ({e})")))?;
-    let md = meta.metadata().clone().unwrap_or_default();
-    let get = |k: &str| {
-        md.get(k)
-            .cloned()
-            .ok_or_else(|| bad(format!("metadata `{k}` is missing")))
-    };
+    let (bytes, md) = read_with_metadata(path, &bad)?;
+    let get = |k: &str| meta_value(&md, k, &bad);
     if get("format")? != FORMAT || get("format_version")? != VERSION {
         return Err(bad(format!(
             "not a version-{VERSION} pgraphrag training checkpoint"

@@ -339,18 +339,8 @@ impl Lora {
             path: path.to_path_buf(),
             reason,
         };
-        let bytes = std::fs::read(path).map_err(|source| TrainError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes)
-            .map_err(|e| bad(format!("not a safetensors file ({e})")))?;
-        let md = meta.metadata().clone().unwrap_or_default();
-        let get = |k: &str| {
-            md.get(k)
-                .cloned()
-                .ok_or_else(|| bad(format!("metadata `{k}` is missing")))
-        };
+        let (bytes, md) = crate::checkpoint::read_with_metadata(path, &bad)?;
+        let get = |k: &str| crate::checkpoint::meta_value(&md, k, &bad);
         if get("format")? != FORMAT {
             return Err(bad(format!("metadata `format` is not `{FORMAT}`")));
         }
