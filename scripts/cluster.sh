@@ -4,6 +4,7 @@
 #   scripts/cluster.sh start    # initdb if needed, start the 3 servers, set up the databases
 #   scripts/cluster.sh status   # which servers run (by recorded PID) and answer
 #   scripts/cluster.sh stop     # stop the servers by their recorded PIDs
+#   scripts/cluster.sh shard stop|start N   # one shard server (N = 0 or 1), for fault tests
 # Data folders runs/cluster/pg-coord, pg-shard0, pg-shard1 ($PG_CLUSTER_DIR), ports BASE,
 # BASE+1, BASE+2 ($PG_PORT_BASE, default 55432), listen_addresses='127.0.0.1', unix sockets in
 # the cluster folder, trust authentication (loopback only: never expose these servers).
@@ -215,8 +216,21 @@ case "${1:-}" in
     nats status || rc=$?
     exit "$rc"
     ;;
+  shard)
+    case "${2:-}:${3:-}" in
+      stop:0 | stop:1) stop_one $((${3} + 1)) ;;
+      start:0 | start:1)
+        need_postgres
+        start_one $((${3} + 1))
+        ;;
+      *)
+        echo "usage: $0 shard stop|start 0|1" >&2
+        exit 2
+        ;;
+    esac
+    ;;
   *)
-    echo "usage: $0 start|stop|status" >&2
+    echo "usage: $0 start|stop|status|shard stop|start N" >&2
     exit 2
     ;;
 esac

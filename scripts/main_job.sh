@@ -13,7 +13,9 @@ TASK="${TASK:-title}"
 LIMIT="${LIMIT:-25}"
 scripts/fetch-llms.sh --smollm-only
 scripts/fetch-wordnet.sh
-cargo build --locked -p pgraphrag-cli
-exec cargo run -q --locked -p pgraphrag-cli -- bench \
+# shellcheck source=scripts/features.sh
+. scripts/features.sh
+cargo build --locked -p pgraphrag-cli --features "$PGRAPHRAG_FEATURES"
+exec cargo run -q --locked -p pgraphrag-cli --features "$PGRAPHRAG_FEATURES" -- bench \
   --split "$DATA/pgraphrag/${SPLIT}_dev.json" --task "$TASK" --limit "$LIMIT" \
   --out "runs/${SPLIT}-${TASK}-${LIMIT}"

@@ -15,11 +15,12 @@ if [ -z "${PGRAPHRAG_PYTHON:-}" ]; then
   fi
   export PGRAPHRAG_PYTHON="$PWD/models/py/bin/python"
 fi
-cargo test --workspace --locked "$@"
-# The PostgreSQL profile store and the JetStream work queues (features `postgres` and `jetstream`,
-# off by default). The PostgreSQL tests talk to the servers of scripts/cluster.sh ($PGRAPHRAG_PG_URL,
-# $PGRAPHRAG_PG_SHARDED_URL from runs/cluster/env.sh); the queue tests start their own nats-server
-# from runs/cluster/venv (scripts/cluster_nats.sh install). Both skip without them, and fail under
-# CI=true. See docs/store.md and docs/queue.md.
-cargo test --locked -p pgraphrag-store --features postgres,jetstream "$@"
-cargo test --locked -p pgraphrag-eval --features dense --lib jobs "$@"
+# One build for everything: the workspace with the PostgreSQL store and the JetStream queues
+# (features `postgres` and `jetstream` of the CLI, which turn on the store's, the eval jobs' and the
+# dense encoder's). The PostgreSQL tests talk to the servers of scripts/cluster.sh
+# ($PGRAPHRAG_PG_URL, $PGRAPHRAG_PG_SHARDED_URL from runs/cluster/env.sh); the queue tests start
+# their own nats-server from runs/cluster/venv (scripts/cluster_nats.sh install). Both skip without
+# them, and fail under CI=true. See docs/store.md and docs/queue.md.
+# shellcheck source=scripts/features.sh
+. scripts/features.sh
+cargo test --workspace --locked --features "$PGRAPHRAG_FEATURES" "$@"

@@ -184,43 +184,18 @@ fn stem(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Opens `dataset` for ranking with `recipe`: its targets and the profile source. A dataset
-/// loaded with the other recipe's graph is bad input.
+/// Opens `dataset` for ranking with `recipe` ([`pgraphrag_eval::store::open_for_ranking`]): a
+/// dataset loaded with the other recipe's graph is bad input.
 pub fn open_for_ranking(
     url: &str,
     dataset: &str,
     recipe: Recipe,
 ) -> anyhow::Result<(Split, PgProfiles)> {
-    let profiles = PgProfiles::open(url, dataset).map_err(store_err)?;
-    let want = (recipe.graph_options(), recipe.id_policy());
-    if profiles.options() != Some(want) {
-        let info = profiles.info();
-        return Err(usage(format!(
-            "dataset {dataset} was loaded with duplicates {} and ids {}, but {} ranking needs {:?} and {:?}: \
-             rank {} --clean, or reload it (pgraphrag store load --replace{})",
-            info.duplicates,
-            info.ids,
-            if recipe == Recipe::Clean {
-                "--clean"
-            } else {
-                "the released code's"
-            },
-            want.0.duplicates,
-            want.1,
-            if recipe == Recipe::Clean {
-                "without"
-            } else {
-                "with"
-            },
-            if recipe == Recipe::Clean {
-                " --clean"
-            } else {
-                ""
-            },
-        )));
-    }
-    let targets = profiles.targets().map_err(store_err)?;
-    Ok((targets, profiles))
+    use pgraphrag_eval::store::{StoreError, open_for_ranking};
+    open_for_ranking(url, dataset, recipe).map_err(|e| match *e {
+        StoreError::Store(e) => store_err(e),
+        e => usage(e.to_string()),
+    })
 }
 
 fn load(a: LoadArgs) -> anyhow::Result<()> {

@@ -181,9 +181,16 @@ pub struct SubmitEmbedArgs {
 pub struct SubmitRankArgs {
     #[command(flatten)]
     pub nats: NatsArgs,
-    /// The PGraphRAG split.
-    #[arg(long)]
-    pub split: PathBuf,
+    /// The PGraphRAG split (or --profiles and --dataset).
+    #[arg(long, required_unless_present = "profiles")]
+    pub split: Option<PathBuf>,
+    /// Rank a dataset of the PostgreSQL profile store at this URL instead of a split file
+    /// (the workers read targets and profiles from it; they need the feature `postgres`).
+    #[arg(long, requires = "dataset", conflicts_with = "split")]
+    pub profiles: Option<String>,
+    /// The dataset of --profiles (`pgraphrag store list`).
+    #[arg(long, requires = "profiles")]
+    pub dataset: Option<String>,
     /// The task: text, title or rating.
     #[arg(long, value_parser = crate::args::task())]
     pub task: Task,
@@ -333,23 +340,61 @@ fn submit_rank(a: SubmitRankArgs) -> anyhow::Result<()> {
     if a.top == 0 || a.chunk == 0 {
         return Err(usage("--top and --chunk must be at least 1"));
     }
-    let split_path = absolute(&a.split)?;
-    let split = crate::args::load_split(&split_path)?;
-    let users = a
-        .limit
-        .map_or(split.users.len(), |n| n.min(split.users.len()));
+    let (mut spec, available, what) = match (&a.split, &a.profiles, &a.dataset) {
+        (Some(split), _, _) => {
+            let split_path = absolute(split)?;
+            let n = crate::args::load_split(&split_path)?.users.len();
+            let what = split.display().to_string();
+            (RankSpec::new(&split_path, a.task, n), n, what)
+        }
+        (None, Some(url), Some(dataset)) => store_targets(url, dataset, a.task, a.clean)?,
+        _ => return Err(usage("give --split, or --profiles and --dataset")),
+    };
+    let users = a.limit.map_or(available, |n| n.min(available));
     if users == 0 {
-        return Err(usage(format!("{}: no users to rank", a.split.display())));
+        return Err(usage(format!("{what}: no users to rank")));
     }
-    let spec = JobSpec::Rank(RankSpec {
-        split: split_path,
-        task: a.task,
-        clean: a.clean,
-        top: a.top,
-        random_seed: (!a.no_random).then_some(a.seed),
-        users,
-    });
+    spec.users = users;
+    spec.clean = a.clean;
+    spec.top = a.top;
+    spec.random_seed = (!a.no_random).then_some(a.seed);
+    let spec = JobSpec::Rank(spec);
     submit(&a.nats, &spec, &a.store, a.chunk)
+}
+
+/// A ranking job over a dataset of the PostgreSQL profile store, checked here first (the
+/// dataset exists, holds the recipe's graph), with its number of targets.
+#[cfg(feature = "postgres")]
+fn store_targets(
+    url: &str,
+    dataset: &str,
+    task: Task,
+    clean: bool,
+) -> anyhow::Result<(RankSpec, usize, String)> {
+    let recipe = if clean {
+        pgraphrag_eval::Recipe::Clean
+    } else {
+        pgraphrag_eval::Recipe::ReleasedCode
+    };
+    let (targets, _) = crate::store_cmd::open_for_ranking(url, dataset, recipe)?;
+    let n = targets.users.len();
+    Ok((
+        RankSpec::from_store(url, dataset, task, n),
+        n,
+        format!("dataset {dataset}"),
+    ))
+}
+
+#[cfg(not(feature = "postgres"))]
+fn store_targets(
+    _url: &str,
+    _dataset: &str,
+    _task: Task,
+    _clean: bool,
+) -> anyhow::Result<(RankSpec, usize, String)> {
+    Err(usage(
+        "--profiles needs the PostgreSQL store: build pgraphrag-cli with --features postgres",
+    ))
 }
 
 fn submit_embed(a: SubmitEmbedArgs) -> anyhow::Result<()> {

@@ -52,6 +52,8 @@ mod output;
 mod plot;
 pub mod rank;
 pub mod recipe;
+#[cfg(feature = "postgres")]
+pub mod store;
 mod table;
 
 pub use cache::{CacheStats, CachedGenerator, GenerationCache};

@@ -170,9 +170,59 @@ where
     R: CandidateRanker,
 {
     progress.start(split.users.len() as u64, "users");
-    let mut out = Vec::with_capacity(split.users.len());
-    let mut start = 0;
-    for chunk in split.users.chunks(batch.max(1)) {
+    let out = rank_users_from(
+        split,
+        source,
+        policy,
+        task,
+        &mut ranker,
+        0..split.users.len(),
+        progress,
+        batch,
+    )?;
+    progress.finish();
+    Ok(out)
+}
+
+/// [`rank_users`] over any profile source: the users `users` of `split` (a range of its
+/// records) ranked with `ranker`, whose random stream must have reached `users.start` (as
+/// [`rank_all_from`] needs; see [`ProfileRanker::skip`]). Candidate lists are fetched `batch`
+/// users at a time.
+///
+/// ```
+/// use pgraphrag_core::NoProgress;
+/// use pgraphrag_eval::{rank::{rank_all, rank_users_from}, recipe::Recipe};
+/// use pgraphrag_retrieval::profile::{ProfileRanker, Task};
+/// let split = pgraphrag_data::parse_split(br#"[
+///   {"id": "u1", "profile": [{"title": "soap", "text": "a", "rating": 5, "pid": "p1"}]},
+///   {"id": "u2", "profile": [{"title": "soap", "text": "c", "rating": 2, "pid": "p1"}]}]"#, "x.json").unwrap();
+/// let r = Recipe::ReleasedCode;
+/// let graph = r.graph(&split);
+/// let all = rank_all(&split, &graph, r.id_policy(), Task::Text, ProfileRanker::new(r.bm25(), r.profile_options()), &NoProgress).unwrap();
+/// let mut ranker = ProfileRanker::new(r.bm25(), r.profile_options());
+/// ranker.skip(&graph, "u1", &r.id_policy().apply(&split.users[0].profile[0].pid)).unwrap();
+/// let second = rank_users_from(&split, &graph, r.id_policy(), Task::Text, &mut ranker, 1..2, &NoProgress, 64).unwrap();
+/// assert_eq!(second[0], all[1]);
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn rank_users_from<S, R>(
+    split: &Split,
+    source: &S,
+    policy: IdPolicy,
+    task: Task,
+    ranker: &mut ProfileRanker<R>,
+    users: std::ops::Range<usize>,
+    progress: &dyn Progress,
+    batch: usize,
+) -> Result<Vec<RankedProfile>>
+where
+    S: ProfileSource + UserDirectory + ?Sized,
+    R: CandidateRanker,
+{
+    let end = users.end.min(split.users.len());
+    let mut start = users.start.min(end);
+    let mut out = Vec::with_capacity(end - start);
+    for chunk in split.users[start..end].chunks(batch.max(1)) {
         let mut items = Vec::with_capacity(chunk.len());
         for (j, user) in chunk.iter().enumerate() {
             let Some(target) = user.target() else {
@@ -232,7 +282,6 @@ where
         }
         start += chunk.len();
     }
-    progress.finish();
     Ok(out)
 }
 

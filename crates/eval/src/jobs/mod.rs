@@ -51,7 +51,7 @@ mod sink;
 
 #[cfg(feature = "dense")]
 pub use embed::{EmbedSpec, count_texts};
-pub use rank::{RankSpec, export_ranking};
+pub use rank::{RankSpec, StoreProfiles, export_ranking};
 pub use sink::{JobInfo, JobProgress, JobStore, ResultSink, UnitDone};
 
 /// Errors of the jobs.
@@ -110,6 +110,10 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A job's profile store cannot be used (feature `postgres`).
+    #[cfg(feature = "postgres")]
+    #[error(transparent)]
+    Profiles(Box<crate::store::StoreError>),
     /// A job's work failed (ranking a user, say).
     #[error("job {job} unit {unit}")]
     Work {

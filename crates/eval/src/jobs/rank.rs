@@ -1,7 +1,6 @@
 //! The ranking job: every user of a split, BM25, as `pgraphrag rank` ranks them.
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use pgraphrag_core::{NoProgress, Task};
 use pgraphrag_data::{RankingRecord, Split, write_rankings};
@@ -28,6 +27,21 @@ pub struct RankSpec {
     pub random_seed: Option<u64>,
     /// Users ranked: the first `users` of the split.
     pub users: usize,
+    /// Read the targets and the profiles from a PostgreSQL profile store instead of the split
+    /// file (workers need the feature `postgres`); `split` then only names the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiles: Option<StoreProfiles>,
+}
+
+/// A dataset of the PostgreSQL profile store (`pgraphrag store load`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreProfiles {
+    /// The connection URL (`postgres://USER@HOST:PORT/DATABASE`; the coordinator of a
+    /// sharded cluster). It travels in every unit: keep passwords out of it (trust or
+    /// certificate authentication on the workers' network).
+    pub url: String,
+    /// The dataset.
+    pub dataset: String,
 }
 
 impl RankSpec {
@@ -41,6 +55,26 @@ impl RankSpec {
             top: 5,
             random_seed: Some(42),
             users,
+            profiles: None,
+        }
+    }
+
+    /// [`RankSpec::new`] over a dataset of the PostgreSQL profile store: the first `users` of
+    /// its targets, ranked from its profiles (a worker built with the feature `postgres`).
+    ///
+    /// ```
+    /// use pgraphrag_core::Task;
+    /// use pgraphrag_eval::jobs::RankSpec;
+    /// let s = RankSpec::from_store("postgres://postgres@127.0.0.1:55432/postgres", "amazon_dev", Task::Title, 2500);
+    /// assert_eq!(s.profiles.unwrap().dataset, "amazon_dev");
+    /// ```
+    pub fn from_store(url: &str, dataset: &str, task: Task, users: usize) -> Self {
+        RankSpec {
+            profiles: Some(StoreProfiles {
+                url: url.to_string(),
+                dataset: dataset.to_string(),
+            }),
+            ..RankSpec::new(Path::new(dataset), task, users)
         }
     }
 
@@ -65,12 +99,22 @@ impl RankSpec {
     }
 }
 
-/// A loaded split and its graph.
+/// Where a job's profiles come from.
+enum Profiles {
+    /// The split's graph, built in memory.
+    Graph(Box<UserItemGraph>),
+    /// A dataset of the PostgreSQL profile store.
+    #[cfg(feature = "postgres")]
+    Store(Box<pgraphrag_store::postgres::PgProfiles>),
+}
+
+/// A job's targets and profiles, as loaded.
 struct Loaded {
-    path: PathBuf,
+    /// The file, or the store's URL and dataset.
+    key: String,
     clean: bool,
     split: Split,
-    graph: UserItemGraph,
+    profiles: Profiles,
 }
 
 /// A job's ranker and the user its random stream has reached.
@@ -79,56 +123,94 @@ struct Positioned {
     next: usize,
 }
 
-/// What a worker keeps between ranking units: the last split loaded, one ranker per job.
+/// What a worker keeps between ranking units: the last source loaded, one ranker per job.
 #[derive(Default)]
 pub(crate) struct RankCache {
-    loaded: Option<Arc<Loaded>>,
+    loaded: Option<Loaded>,
     rankers: HashMap<String, Positioned>,
 }
 
-impl RankCache {
-    fn load(&mut self, spec: &RankSpec) -> Result<Arc<Loaded>> {
-        if let Some(l) = &self.loaded
-            && l.path == spec.split
-            && l.clean == spec.clean
-        {
-            return Ok(Arc::clone(l));
-        }
-        self.loaded = None;
-        self.rankers.clear();
-        let split = pgraphrag_data::load_split(&spec.split).map_err(|e| Error::Input {
-            path: spec.split.clone(),
-            reason: pgraphrag_core::error_chain(&e),
-        })?;
-        if split.users.len() < spec.users {
-            return Err(Error::Input {
-                path: spec.split.clone(),
-                reason: format!(
-                    "it has {} users, the job ranks {}: the file changed since the job was submitted",
-                    split.users.len(),
-                    spec.users
-                ),
-            });
-        }
-        let graph = spec.recipe().graph(&split);
-        let l = Arc::new(Loaded {
-            path: spec.split.clone(),
-            clean: spec.clean,
-            split,
-            graph,
-        });
-        self.loaded = Some(Arc::clone(&l));
-        Ok(l)
+/// The key of a spec's source.
+fn source_key(spec: &RankSpec) -> String {
+    match &spec.profiles {
+        Some(p) => format!("postgres {} {}", p.url, p.dataset),
+        None => format!("file {}", spec.split.display()),
     }
+}
 
+/// Loads a spec's targets and profiles.
+fn load(spec: &RankSpec) -> Result<Loaded> {
+    let (split, profiles) = match &spec.profiles {
+        None => {
+            let split = pgraphrag_data::load_split(&spec.split).map_err(|e| Error::Input {
+                path: spec.split.clone(),
+                reason: pgraphrag_core::error_chain(&e),
+            })?;
+            let graph = spec.recipe().graph(&split);
+            (split, Profiles::Graph(Box::new(graph)))
+        }
+        #[cfg(feature = "postgres")]
+        Some(p) => {
+            let (split, store) = crate::store::open_for_ranking(&p.url, &p.dataset, spec.recipe())
+                .map_err(Error::Profiles)?;
+            (split, Profiles::Store(Box::new(store)))
+        }
+        #[cfg(not(feature = "postgres"))]
+        Some(p) => {
+            return Err(Error::InvalidJob(format!(
+                "the job reads dataset {} from a PostgreSQL profile store, and this worker was built \
+                 without the feature `postgres` (build pgraphrag-cli with --features postgres)",
+                p.dataset
+            )));
+        }
+    };
+    if split.users.len() < spec.users {
+        return Err(Error::Input {
+            path: spec.split.clone(),
+            reason: format!(
+                "it has {} users, the job ranks {}: the data changed since the job was submitted",
+                split.users.len(),
+                spec.users
+            ),
+        });
+    }
+    Ok(Loaded {
+        key: source_key(spec),
+        clean: spec.clean,
+        split,
+        profiles,
+    })
+}
+
+impl RankCache {
     /// Ranks the unit's users into `(user index, RankingRecord JSON)` rows.
     ///
     /// The random review comes from one seeded stream over the split in file order. A ranker
-    /// that has not just ranked the users before this unit replays them first (results
-    /// dropped), so every unit gets the random reviews `pgraphrag rank` draws; a worker that
-    /// takes consecutive units replays nothing.
+    /// whose stream has not reached this unit's first user advances it with
+    /// [`ProfileRanker::skip`] (the draws ranking those users would make, without ranking
+    /// them), so every unit gets the random reviews `pgraphrag rank` draws.
+    ///
+    /// A unit that fails drops the loaded source (a store's connection, say), so the next
+    /// delivery starts from a fresh one.
     pub(crate) fn run(&mut self, msg: &UnitMessage, spec: &RankSpec) -> Result<Vec<(u64, String)>> {
-        let loaded = self.load(spec)?;
+        let key = source_key(spec);
+        if !matches!(&self.loaded, Some(l) if l.key == key && l.clean == spec.clean) {
+            self.loaded = None;
+            self.rankers.clear();
+            self.loaded = Some(load(spec)?);
+        }
+        let result = self.rank_unit(msg, spec);
+        if result.is_err() {
+            self.loaded = None;
+            self.rankers.remove(&msg.job);
+        }
+        result
+    }
+
+    fn rank_unit(&mut self, msg: &UnitMessage, spec: &RankSpec) -> Result<Vec<(u64, String)>> {
+        let Some(loaded) = &self.loaded else {
+            return Err(Error::InvalidJob("no source loaded".into()));
+        };
         let recipe = spec.recipe();
         let policy = recipe.id_policy();
         let work = |source: crate::Error| Error::Work {
@@ -148,26 +230,31 @@ impl RankCache {
                     ProfileRanker::new(p.ranker.ranker_mut().clone(), spec.profile_options());
                 p.next = 0;
             }
-            rank_users(
+            skip_users(loaded, policy, &mut p.ranker, p.next..msg.start).map_err(work)?;
+        }
+        let range = msg.start..msg.end;
+        let profiles = match &loaded.profiles {
+            Profiles::Graph(graph) => rank_users(
                 &loaded.split,
-                &loaded.graph,
+                graph,
                 policy,
                 spec.task,
                 &mut p.ranker,
-                p.next..msg.start,
+                range,
                 &NoProgress,
-            )
-            .map_err(work)?;
+            ),
+            #[cfg(feature = "postgres")]
+            Profiles::Store(store) => crate::rank::rank_users_from(
+                &loaded.split,
+                store.as_ref(),
+                policy,
+                spec.task,
+                &mut p.ranker,
+                range,
+                &NoProgress,
+                256,
+            ),
         }
-        let profiles = rank_users(
-            &loaded.split,
-            &loaded.graph,
-            policy,
-            spec.task,
-            &mut p.ranker,
-            msg.start..msg.end,
-            &NoProgress,
-        )
         .map_err(work)?;
         p.next = msg.end;
         profiles
@@ -181,6 +268,36 @@ impl RankCache {
             })
             .collect()
     }
+}
+
+/// Advances `ranker`'s random stream past the users `users` of the split.
+fn skip_users(
+    loaded: &Loaded,
+    policy: pgraphrag_data::IdPolicy,
+    ranker: &mut ProfileRanker<CachedBm25>,
+    users: std::ops::Range<usize>,
+) -> crate::Result<()> {
+    for (i, user) in loaded.split.users[users.clone()].iter().enumerate() {
+        let record = users.start + i;
+        let Some(target) = user.target() else {
+            return Err(crate::Error::EmptyProfile {
+                record,
+                user_id: user.id.clone(),
+            });
+        };
+        let item = policy.apply(&target.pid);
+        match &loaded.profiles {
+            Profiles::Graph(g) => ranker.skip(g.as_ref(), &user.id, &item),
+            #[cfg(feature = "postgres")]
+            Profiles::Store(s) => ranker.skip(s.as_ref(), &user.id, &item),
+        }
+        .map_err(|source| crate::Error::Ranking {
+            record,
+            user_id: user.id.clone(),
+            source: Box::new(source),
+        })?;
+    }
+    Ok(())
 }
 
 /// Writes a finished ranking job's records to `out` as a ranking file (the format and bytes of

@@ -192,22 +192,66 @@ impl<R: CandidateRanker> ProfileRanker<R> {
         let mine = set.extend(mine);
         let theirs = set.extend(theirs);
         let (user_hits, neighbors) = self.rank_sides(&set, user, item, query, &mine, &theirs)?;
-        let backend = |e| wrap("random", user, item)(pgraphrag_core::Error::backend(e));
-        let mut random = None;
-        if self.rng.is_some() {
-            let n = directory.num_users().map_err(backend)?;
-            let own = directory.user_position(user).map_err(backend)?;
-            if let Some(i) = self.draw_user(n, own)
-                && let Some(other) = directory.user_reviews_at(i).map_err(backend)?
-            {
-                let reviews = set.extend(other);
-                random = self
-                    .draw_review(&set, reviews)
-                    .map_err(wrap("random", user, item))?
-                    .map(|r| resolve(&set, r, None));
-            }
-        }
+        let random = self
+            .draw_random(directory, user, item, &mut set)?
+            .map(|r| resolve(&set, r, None));
         Ok(assemble(user, item, user_hits, neighbors, random))
+    }
+
+    /// Advances the random review's stream past the target (`user`, `item`) exactly as
+    /// ranking it would (the other user drawn, then one of their reviews), without ranking
+    /// its candidate lists: what a worker that ranks users `i..j` of a split does for the
+    /// users before `i`, so that its random reviews are the ones a whole-split run draws.
+    /// Does nothing without a random review.
+    ///
+    /// ```
+    /// use pgraphrag_core::Entry;
+    /// use pgraphrag_graph::{GraphOptions, ItemId, UserItemGraph};
+    /// use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker};
+    /// let e = |id, u: &str, i: &str| Entry { id, author: u.into(), item: i.into(), title: Some("soap".into()), ..Default::default() };
+    /// let g = UserItemGraph::from_entries([e(0, "a", "p"), e(1, "b", "q"), e(2, "c", "p"), e(3, "c", "r")], GraphOptions::default()).unwrap();
+    /// let (p, q) = (ItemId::from("p"), ItemId::from("q"));
+    /// let mut whole = ProfileRanker::new(CachedBm25::pgraphrag(), ProfileOptions::default());
+    /// whole.rank(&g, "a", &p, "soap").unwrap();
+    /// let second = whole.rank(&g, "b", &q, "soap").unwrap();
+    /// let mut skipping = ProfileRanker::new(CachedBm25::pgraphrag(), ProfileOptions::default());
+    /// skipping.skip(&g, "a", &p).unwrap();
+    /// assert_eq!(skipping.rank(&g, "b", &q, "soap").unwrap(), second);
+    /// ```
+    pub fn skip<D: UserDirectory + ?Sized>(
+        &mut self,
+        directory: &D,
+        user: &str,
+        item: &ItemId,
+    ) -> Result<()> {
+        self.draw_random(directory, user, item, &mut ReviewSet::default())
+            .map(|_| ())
+    }
+
+    /// The random review of a target: the other user drawn through `directory`, their
+    /// reviews added to `set`, one of them drawn.
+    fn draw_random<D: UserDirectory + ?Sized>(
+        &mut self,
+        directory: &D,
+        user: &str,
+        item: &ItemId,
+        set: &mut ReviewSet,
+    ) -> Result<Option<ReviewId>> {
+        if self.rng.is_none() {
+            return Ok(None);
+        }
+        let backend = |e| wrap("random", user, item)(pgraphrag_core::Error::backend(e));
+        let n = directory.num_users().map_err(backend)?;
+        let own = directory.user_position(user).map_err(backend)?;
+        let Some(i) = self.draw_user(n, own) else {
+            return Ok(None);
+        };
+        let Some(other) = directory.user_reviews_at(i).map_err(backend)? else {
+            return Ok(None);
+        };
+        let reviews = set.extend(other);
+        self.draw_review(&*set, reviews)
+            .map_err(wrap("random", user, item))
     }
 
     /// The ranked user and neighbour lists of one target.

@@ -150,7 +150,7 @@ pub enum Error {
         message: String,
     },
     /// A statement failed.
-    #[error("{what}: {source}")]
+    #[error("{what}")]
     Query {
         /// What was being done (table, dataset).
         what: String,

@@ -225,8 +225,22 @@ pub async fn run_worker<H: Handler>(
     opts: &WorkerOptions,
     on_event: &mut dyn FnMut(&Event),
 ) -> Result<WorkerReport> {
-    let start = Instant::now();
     let handler = Arc::new(Mutex::new(handler));
+    let result = work(queue, &handler, opts, on_event).await;
+    // A handler may own a blocking client (the synchronous PostgreSQL client blocks on its own
+    // runtime when dropped, which panics on an async thread): dropped on a blocking thread.
+    let _ = tokio::task::spawn_blocking(move || drop(handler)).await;
+    result
+}
+
+/// [`run_worker`]'s loop.
+async fn work<H: Handler>(
+    queue: &WorkQueue,
+    handler: &Arc<Mutex<H>>,
+    opts: &WorkerOptions,
+    on_event: &mut dyn FnMut(&Event),
+) -> Result<WorkerReport> {
+    let start = Instant::now();
     let mut report = WorkerReport::default();
     let mut outage = Outage {
         since: None,
@@ -248,7 +262,7 @@ pub async fn run_worker<H: Handler>(
         match pull(&consumer, None).await {
             Ok(Some(msg)) => {
                 outage.ok();
-                run_one(queue, &handler, msg, opts, &mut report, on_event).await?;
+                run_one(queue, handler, msg, opts, &mut report, on_event).await?;
                 continue;
             }
             Ok(None) => outage.ok(),
@@ -279,7 +293,7 @@ pub async fn run_worker<H: Handler>(
         match pull(&consumer, Some(opts.poll)).await {
             Ok(Some(msg)) => {
                 outage.ok();
-                run_one(queue, &handler, msg, opts, &mut report, on_event).await?;
+                run_one(queue, handler, msg, opts, &mut report, on_event).await?;
             }
             Ok(None) => outage.ok(),
             Err(e) => {
