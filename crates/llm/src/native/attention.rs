@@ -10,8 +10,10 @@ use super::{NativeLlama, prefill};
 
 impl NativeLlama {
     /// Attention of one new query per sequence (row `i` of `qkv` belongs to sequence `i`, whose
-    /// K/V cache already holds the new position) for every (sequence, head) pair in parallel.
-    /// Each head computes exactly what the single-query case of [`Self::attention`] does.
+    /// K/V cache already holds the new position): one task per (sequence, query head), or per
+    /// (sequence, KV head) running its group's query heads in one pass over the cached keys and
+    /// values when there are many sequences; one score buffer per thread. Each head computes
+    /// exactly what the single-query case of [`Self::attention`] does, whatever the grouping.
     pub(super) fn attend_decode(
         &self,
         qkv: &[f32],
@@ -23,15 +25,29 @@ impl NativeLlama {
         let (hd, q_dim, kv_dim) = (c.head_dim, c.n_head * c.head_dim, c.n_kv_head * c.head_dim);
         let qkv_dim = q_dim + 2 * kv_dim;
         let group = c.n_head / c.n_kv_head;
-        out.par_chunks_mut(hd).enumerate().for_each(|(i, o)| {
-            let (si, h) = (i / c.n_head, i % c.n_head);
-            let (kc, vc) = caches[si];
-            let kvh = h / group;
-            let qh = &qkv[si * qkv_dim + h * hd..si * qkv_dim + (h + 1) * hd];
-            let l = kc.len() / kv_dim;
-            let mut s = vec![0f32; l];
-            (self.k.attend)(qh, kc, vc, kv_dim, kvh * hd, scale, &mut s, o);
-        });
+        // A whole group per task only when there are enough tasks to keep every thread busy
+        // (one sequence of SmolLM2-135M: 3 groups on 2 threads is slower than 9 heads).
+        let per = if caches.len() * c.n_kv_head >= 4 * rayon::current_num_threads() {
+            group
+        } else {
+            1
+        };
+        let tasks_per_seq = c.n_head / per;
+        out.par_chunks_mut(per * hd).enumerate().for_each_init(
+            Vec::new,
+            |s: &mut Vec<f32>, (i, o)| {
+                let (si, t) = (i / tasks_per_seq, i % tasks_per_seq);
+                let (kc, vc) = caches[si];
+                let h0 = t * per;
+                let q = &qkv[si * qkv_dim + h0 * hd..si * qkv_dim + (h0 + per) * hd];
+                let n = per * (kc.len() / kv_dim);
+                if s.len() < n {
+                    s.resize(n, 0.0);
+                }
+                let off = (h0 / group) * hd;
+                (self.k.attend)(q, kc, vc, kv_dim, off, hd, scale, &mut s[..n], o);
+            },
+        );
     }
 
     /// [`Self::attention`] for [`Prefill::Rowwise`]: each (query, head) pair is computed over

@@ -99,6 +99,8 @@ pub(super) fn dot_generic(a: &[f32], b: &[f32]) -> f32 {
     let mut ca = a.chunks_exact(16);
     let mut cb = b.chunks_exact(16);
     for (x, y) in (&mut ca).zip(&mut cb) {
+        // Fixed-size chunks: two 8-lane (or one 16-lane) multiply-adds per chunk.
+        let (x, y): (&[f32; 16], &[f32; 16]) = (x.try_into().unwrap(), y.try_into().unwrap());
         for j in 0..16 {
             acc[j] += x[j] * y[j];
         }
@@ -110,18 +112,49 @@ pub(super) fn dot_generic(a: &[f32], b: &[f32]) -> f32 {
     hsum16(&acc) + tail
 }
 
-/// `acc += p · v` element-wise.
+/// `o[e] = Σ_j p_j · vc[j·stride + col + e]` for `e < W`, summed in order of `j` from 0 (as
+/// `o.fill(0.0)` then `o += p_j · v_j` one position at a time), with the `W` sums in registers.
 #[inline(always)]
-fn axpy_generic(acc: &mut [f32], p: f32, v: &[f32]) {
-    for (a, x) in acc.iter_mut().zip(v) {
-        *a += p * x;
+fn weighted_rows<const W: usize>(p: &[f32], vc: &[f32], stride: usize, col: usize, o: &mut [f32]) {
+    let mut acc = [0f32; W];
+    for (j, &pj) in p.iter().enumerate() {
+        if W >= 16 && j + PF < p.len() {
+            prefetch(&vc[(j + PF) * stride + col..(j + PF) * stride + col + W]);
+        }
+        let v: &[f32; W] = vc[j * stride + col..j * stride + col + W]
+            .try_into()
+            .unwrap();
+        for e in 0..W {
+            acc[e] += pj * v[e];
+        }
     }
+    o[..W].copy_from_slice(&acc);
 }
 
-/// One query head against `l` cached positions: `s_j = (q · k_j)·scale`, softmax, `o = Σ p_j
-/// v_j`, where `k_j = kc[j·stride + off..][..q.len()]` (and `v_j` likewise). The same
-/// operations, in the same order, as [`dot_generic`], [`softmax`] and [`axpy_generic`] one
-/// position at a time, but inlined into one loop.
+/// How many cached positions ahead [`attend_generic`] prefetches (the cache rows of one head
+/// are `stride` apart, which the hardware prefetchers follow late).
+const PF: usize = 6;
+
+/// Hints the CPU to bring `x` into the cache (a no-op off x86-64); changes no result.
+#[inline(always)]
+fn prefetch(x: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    for c in x.chunks(16) {
+        // SAFETY: a prefetch reads nothing and writes nothing; `c` is a valid address.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(c.as_ptr() as *const i8, std::arch::x86_64::_MM_HINT_T0)
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
+/// The query heads `q` (`g = q.len() / hd` heads of `hd` values, one after another) that share
+/// one KV head, against `l = s.len() / g` cached positions: for each head `h`, `s_hj = (q_h ·
+/// k_j)·scale`, softmax, `o_h = Σ_j p_hj v_j`, where `k_j = kc[j·stride + off..][..hd]` (and
+/// `v_j` likewise); `s` is scratch (head `h`'s scores at `h·l..`). Each head gets exactly what
+/// [`dot_generic`], [`softmax`] and one position at a time `o += p_j · v_j` give, whatever `g`;
+/// each key row is read once for the `g` heads, and the output sums stay in registers.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) fn attend_generic(
@@ -130,18 +163,38 @@ pub(super) fn attend_generic(
     vc: &[f32],
     stride: usize,
     off: usize,
+    hd: usize,
     scale: f32,
     s: &mut [f32],
     o: &mut [f32],
 ) {
-    let hd = q.len();
-    for (j, sj) in s.iter_mut().enumerate() {
-        *sj = dot_generic(q, &kc[j * stride + off..j * stride + off + hd]) * scale;
+    let g = q.len() / hd;
+    let l = s.len() / g;
+    debug_assert_eq!((q.len(), o.len(), s.len()), (g * hd, g * hd, g * l));
+    for j in 0..l {
+        if j + PF < l {
+            prefetch(&kc[(j + PF) * stride + off..(j + PF) * stride + off + hd]);
+        }
+        let k = &kc[j * stride + off..j * stride + off + hd];
+        for (h, qh) in q.chunks_exact(hd).enumerate() {
+            s[h * l + j] = dot_generic(qh, k) * scale;
+        }
     }
-    softmax(s);
-    o.fill(0.0);
-    for (j, &p) in s.iter().enumerate() {
-        axpy_generic(o, p, &vc[j * stride + off..j * stride + off + hd]);
+    for (p, oh) in s.chunks_exact_mut(l).zip(o.chunks_exact_mut(hd)) {
+        softmax(p);
+        let mut c = 0;
+        while c + 64 <= hd {
+            weighted_rows::<64>(p, vc, stride, off + c, &mut oh[c..]);
+            c += 64;
+        }
+        while c + 16 <= hd {
+            weighted_rows::<16>(p, vc, stride, off + c, &mut oh[c..]);
+            c += 16;
+        }
+        while c < hd {
+            weighted_rows::<1>(p, vc, stride, off + c, &mut oh[c..]);
+            c += 1;
+        }
     }
 }
 
@@ -160,7 +213,8 @@ pub(super) fn softmax(s: &mut [f32]) {
 }
 
 /// Signature of [`attend_generic`] and its compiled variants.
-pub(super) type Attend = fn(&[f32], &[f32], &[f32], usize, usize, f32, &mut [f32], &mut [f32]);
+pub(super) type Attend =
+    fn(&[f32], &[f32], &[f32], usize, usize, usize, f32, &mut [f32], &mut [f32]);
 
 pub(super) type RowsDot = fn(&QRows, usize, &[f32], &[f32], usize, &mut [f32]);
 
@@ -173,7 +227,7 @@ pub(super) struct Kernels {
 pub(super) fn plain() -> Kernels {
     Kernels {
         rows_dot: |w, r0, x, xs, n, o| rows_dot_generic(w, r0, x, xs, n, o),
-        attend: |q, k, v, st, off, sc, s, o| attend_generic(q, k, v, st, off, sc, s, o),
+        attend: |q, k, v, st, off, hd, sc, s, o| attend_generic(q, k, v, st, off, hd, sc, s, o),
     }
 }
 
@@ -272,11 +326,12 @@ mod x86 {
         v: &[f32],
         st: usize,
         off: usize,
+        hd: usize,
         sc: f32,
         s: &mut [f32],
         o: &mut [f32],
     ) {
-        attend_generic(q, k, v, st, off, sc, s, o)
+        attend_generic(q, k, v, st, off, hd, sc, s, o)
     }
     #[allow(clippy::too_many_arguments)]
     #[target_feature(enable = "avx2,fma,f16c")]
@@ -286,11 +341,12 @@ mod x86 {
         v: &[f32],
         st: usize,
         off: usize,
+        hd: usize,
         sc: f32,
         s: &mut [f32],
         o: &mut [f32],
     ) {
-        attend_generic(q, k, v, st, off, sc, s, o)
+        attend_generic(q, k, v, st, off, hd, sc, s, o)
     }
     #[target_feature(enable = "avx2,fma,f16c")]
     fn rows_dot_256(w: &QRows, r0: usize, x: &[f32], xs: &[f32], n: usize, o: &mut [f32]) {
@@ -302,8 +358,8 @@ mod x86 {
             // SAFETY: the CPU has every feature these functions are compiled for.
             return Some(Kernels {
                 rows_dot: |w, r0, x, xs, n, o| unsafe { rows_dot_512(w, r0, x, xs, n, o) },
-                attend: |q, k, v, st, off, sc, s, o| unsafe {
-                    attend_512(q, k, v, st, off, sc, s, o)
+                attend: |q, k, v, st, off, hd, sc, s, o| unsafe {
+                    attend_512(q, k, v, st, off, hd, sc, s, o)
                 },
             });
         }
@@ -315,8 +371,8 @@ mod x86 {
             // SAFETY: as above.
             return Some(Kernels {
                 rows_dot: |w, r0, x, xs, n, o| unsafe { rows_dot_256(w, r0, x, xs, n, o) },
-                attend: |q, k, v, st, off, sc, s, o| unsafe {
-                    attend_256(q, k, v, st, off, sc, s, o)
+                attend: |q, k, v, st, off, hd, sc, s, o| unsafe {
+                    attend_256(q, k, v, st, off, hd, sc, s, o)
                 },
             });
         }

@@ -140,31 +140,60 @@ fn every_kernel_matches_the_dequantized_dot_product() {
     }
 }
 
+/// One query head in the plain order the decoding attention kernels keep: `s_j = dot(q, k_j)
+/// · scale` ([`kernels::dot_generic`]), [`softmax`], then `o += p_j · v_j` one position at a
+/// time from zero.
+fn attention_one_position_at_a_time(
+    q: &[f32],
+    kc: &[f32],
+    vc: &[f32],
+    l: usize,
+    stride: usize,
+    off: usize,
+    scale: f32,
+) -> Vec<f32> {
+    let hd = q.len();
+    let mut s: Vec<f32> = (0..l)
+        .map(|j| kernels::dot_generic(q, &kc[j * stride + off..j * stride + off + hd]) * scale)
+        .collect();
+    softmax(&mut s);
+    let mut o = vec![0f32; hd];
+    for (j, p) in s.iter().enumerate() {
+        for (a, x) in o.iter_mut().zip(&vc[j * stride + off..]) {
+            *a += p * x;
+        }
+    }
+    o
+}
+
 #[test]
 fn every_attention_kernel_is_bit_identical_and_correct() {
-    let (hd, kv_heads, l) = (64, 3, 77);
-    let stride = hd * kv_heads;
-    let (kc, vc) = (pseudo_random(l * stride, 1), pseudo_random(l * stride, 2));
-    let q = pseudo_random(hd, 3);
-    let mut first: Option<Vec<f32>> = None;
-    for (name, k) in kernels::available(CpuFeatures::detect()) {
-        let (mut s, mut o) = (vec![0f32; l], vec![0f32; hd]);
-        (k.attend)(&q, &kc, &vc, stride, hd, 0.125, &mut s, &mut o);
-        let want = attention_reference(&q, &kc, &vc, l, stride, hd, 0.125);
-        for i in 0..hd {
-            let want = want[i];
-            assert!(
-                (o[i] as f64 - want).abs() < 1e-5,
-                "{name} {i}: {} vs {want}",
-                o[i]
-            );
-        }
-        match &first {
-            None => first = Some(o),
-            Some(f) => assert!(
-                f.iter().zip(&o).all(|(a, b)| a.to_bits() == b.to_bits()),
-                "{name}"
-            ),
+    // Head sizes with 64-, 16- and 1-wide column blocks; 1 or 3 query heads per KV head.
+    for (hd, g) in [(64, 1), (64, 3), (40, 3), (19, 2)] {
+        let (kv_heads, l) = (3, 77);
+        let stride = hd * kv_heads;
+        let (kc, vc) = (pseudo_random(l * stride, 1), pseudo_random(l * stride, 2));
+        let q = pseudo_random(g * hd, 3);
+        for (name, k) in kernels::available(CpuFeatures::detect()) {
+            let (mut s, mut o) = (vec![0f32; g * l], vec![0f32; g * hd]);
+            (k.attend)(&q, &kc, &vc, stride, hd, hd, 0.125, &mut s, &mut o);
+            for (h, (qh, oh)) in q.chunks(hd).zip(o.chunks(hd)).enumerate() {
+                let plain = attention_one_position_at_a_time(qh, &kc, &vc, l, stride, hd, 0.125);
+                let want = attention_reference(qh, &kc, &vc, l, stride, hd, 0.125);
+                for i in 0..hd {
+                    assert!(
+                        (oh[i] as f64 - want[i]).abs() < 1e-5,
+                        "{name} hd {hd} head {h} {i}: {} vs {}",
+                        oh[i],
+                        want[i]
+                    );
+                    assert_eq!(
+                        oh[i].to_bits(),
+                        plain[i].to_bits(),
+                        "{name} hd {hd} head {h} {i}"
+                    );
+                }
+            }
         }
     }
 }

@@ -1,0 +1,150 @@
+//! The bench grid over the PostgreSQL profile store gives the in-memory table: `pgraphrag bench
+//! --store` on a split loaded with `pgraphrag store load`, against `pgraphrag bench --split`,
+//! with the real SmolLM2 model. The store run starts from the in-memory run's generation cache:
+//! every one of its prompts is found there (so the prompts, hence the rankings, are identical)
+//! and nothing is generated; the tables and OUTPUT files are byte-identical.
+//!
+//! Needs `$PGRAPHRAG_PG_URL` (`scripts/cluster.sh start`, `. runs/cluster/env.sh`): skipped
+//! locally without it, failed under CI=true.
+#![cfg(feature = "postgres")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn split() -> PathBuf {
+    let dir = match std::env::var_os("PGRAPHRAG_DATA") {
+        Some(v) if !v.is_empty() => PathBuf::from(v),
+        _ => root().join("../shared/data"),
+    };
+    pgraphrag_data::pgraphrag_split_path(&dir, "hotel", "dev")
+}
+
+fn url() -> Option<String> {
+    match std::env::var("PGRAPHRAG_PG_URL") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            let msg = "PGRAPHRAG_PG_URL is not set: start the loopback cluster \
+                       (scripts/cluster.sh start) and source runs/cluster/env.sh";
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!("{msg}");
+            }
+            eprintln!("skipping: {msg}");
+            None
+        }
+    }
+}
+
+fn run(args: &[&std::ffi::OsStr]) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_pgraphrag"))
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "pgraphrag {args:?} failed: {}\n{stdout}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}
+
+fn stats(stdout: &str) -> serde_json::Value {
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("stats "))
+        .unwrap_or_else(|| panic!("no stats line in:\n{stdout}"));
+    serde_json::from_str(line).unwrap()
+}
+
+/// results.md, results.csv and the OUTPUT files of a run.
+fn files(out: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("OUTPUT-") || n == "results.md" || n == "results.csv")
+        .map(|n| (n.clone(), std::fs::read(out.join(&n)).unwrap()))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn the_bench_grid_over_the_store_gives_the_in_memory_table() {
+    let Some(url) = url() else {
+        return;
+    };
+    let split = split();
+    let model = root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(model.is_file(), "run scripts/fetch-llms.sh --smollm-only");
+    let dir = tempfile::tempdir().unwrap();
+    let (memory, store) = (dir.path().join("memory"), dir.path().join("store"));
+    let os = |s: &str| std::ffi::OsString::from(s);
+    // The dataset is named after the split's stem, as `bench --store --split` looks it up.
+    run(&[
+        &os("store"),
+        &os("load"),
+        &os("--quiet"),
+        &os("--replace"),
+        &os("--url"),
+        &os(&url),
+        &os("--split"),
+        split.as_os_str(),
+    ]);
+    let grid = |out: &Path, store_url: Option<&str>| {
+        let mut a: Vec<std::ffi::OsString> =
+            ["bench", "--quiet", "--task", "title"].map(os).to_vec();
+        a.extend([os("--split"), split.clone().into_os_string()]);
+        a.extend([os("--model"), model.clone().into_os_string()]);
+        a.extend([os("--out"), out.as_os_str().to_owned()]);
+        a.extend(
+            [
+                "--limit",
+                "3",
+                "--modes",
+                "user,neighbor,both",
+                "--ks",
+                "1,4",
+                "--max-tokens",
+                "8",
+            ]
+            .map(os),
+        );
+        if let Some(u) = store_url {
+            a.extend([os("--store"), os(u)]);
+        }
+        let refs: Vec<&std::ffi::OsStr> = a.iter().map(|s| s.as_os_str()).collect();
+        stats(&run(&refs))
+    };
+    let first = grid(&memory, None);
+    assert!(first["generated"].as_u64().unwrap() > 0, "{first}");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::copy(memory.join("cache.sqlite"), store.join("cache.sqlite")).unwrap();
+    let second = grid(&store, Some(&url));
+    assert_eq!(
+        (second["generated"].as_u64(), second["cache_hits"].as_u64()),
+        (Some(0), first["unique_prompts"].as_u64()),
+        "the store's prompts differ from the in-memory ones: {second} vs {first}"
+    );
+    let (a, b) = (files(&memory), files(&store));
+    assert!(
+        a.len() >= 3,
+        "{:?}",
+        a.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        a.iter().map(|f| &f.0).collect::<Vec<_>>(),
+        b.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    for ((name, x), (_, y)) in a.iter().zip(&b) {
+        assert!(
+            x == y,
+            "{name} differs between the in-memory and the store run"
+        );
+    }
+}
