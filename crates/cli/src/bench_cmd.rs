@@ -17,9 +17,9 @@ use pgraphrag_core::Generator;
 use pgraphrag_core::{RankedProfile, SummaryScope};
 use pgraphrag_data::{RankingRecord, write_rankings};
 use pgraphrag_eval::{
-    Bench, CachedGenerator, ConfigOutputs, GenerationCache, RatingScorer, Recipe, ResultsTable,
-    RunConfig, RunName, Scorer, TextScorer, Wrapper, cold_start, gold, paired_p_values,
-    pgraphrag_grid, rank_all, ranking_file_name, write_atomic, write_output_file,
+    Bench, CachedGenerator, ConfigOutputs, RatingScorer, Recipe, ResultsTable, RunConfig, RunName,
+    Scorer, TextScorer, Wrapper, cold_start, gold, paired_p_values, pgraphrag_grid, rank_all,
+    ranking_file_name, write_atomic, write_output_file,
 };
 use pgraphrag_graph::UserItemGraph;
 use pgraphrag_llm::{
@@ -30,9 +30,9 @@ use pgraphrag_metrics::Meteor;
 use pgraphrag_prompt::extract::ExtractOptions;
 use pgraphrag_prompt::pgraphrag::{Language, Mode, Task};
 use pgraphrag_retrieval::profile::ProfileRanker;
-use pgraphrag_stages::{EntryFormat, LlmSummarizer, SummarizeJob, SummaryPrompt, SummaryStore};
+use pgraphrag_stages::{EntryFormat, LlmSummarizer, SummarizeJob, SummaryPrompt};
 
-use crate::error::{OrUsage, usage};
+use crate::error::usage;
 use crate::progress::Bar;
 use crate::summarize_cmd::{job_error, open_journal, summary_budget};
 
@@ -154,6 +154,11 @@ pub struct Args {
     /// graph: the same ranking file and prompts. Needs a build with `--features postgres`.
     #[arg(long)]
     pub store: Option<String>,
+    /// The generation cache: a SQLite file, or a PostgreSQL database (postgres://...: one cache
+    /// shared by runs on any number of machines; needs `--features postgres`). Default:
+    /// OUT/cache.sqlite.
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
     /// The task (reviewText, reviewTitle, reviewRating also accepted).
     #[arg(long, value_parser = crate::args::task())]
     pub task: Task,
@@ -389,7 +394,7 @@ fn item_summaries(
         budget,
     );
     let (model_id, version) = (model.cache_id(), summarizer.version());
-    let store = SummaryStore::open(store_path).or_usage()?;
+    let store = crate::artifacts::summary_store(store_path, "--item-summaries")?;
     let report = SummarizeJob::for_format(EntryFormat::PRODUCT_REVIEW, &model_id, &version)
         .scope(SummaryScope::Question)
         .run(&questions, &summarizer, &store, bar)
@@ -540,8 +545,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => backend(&args)?,
     };
     let label = args.model_name.clone().unwrap_or(label);
-    let cache_path = args.out.join("cache.sqlite");
-    let cache = GenerationCache::open(&cache_path)?;
+    let cache_path = args
+        .cache
+        .clone()
+        .unwrap_or_else(|| args.out.join("cache.sqlite"));
+    let cache = crate::artifacts::generation_cache(&cache_path, "--cache")?;
     let mut generator = CachedGenerator::new(model, model_id, cache);
     if let Some(path) = &args.journal {
         let file = std::sync::Mutex::new(open_journal(path)?);
@@ -572,7 +580,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         profiles.len(),
         task.reference_name(),
         bench.configs.len(),
-        cache_path.display()
+        crate::artifacts::describe(&cache_path)
     );
     let (outputs, stats) = bench.run_with_progress(&profiles, &generator, &bar)?;
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use pgraphrag_retrieval::dense::{
-    BertEncoder, EmbeddingCache, EncoderOptions, Pooling, encode_corpus, l2_normalize,
+    BertEncoder, EncoderOptions, Pooling, encode_corpus, l2_normalize,
 };
 
 use crate::error::OrUsage;
@@ -62,7 +62,8 @@ pub struct Args {
     /// Truncation length in tokens (default: the model's limit, 512 for BERT).
     #[arg(long)]
     max_length: Option<usize>,
-    /// SQLite embedding cache: texts already in it are not encoded again, and an interrupted
+    /// Embedding cache, a SQLite file or a PostgreSQL database (postgres://...,
+    /// `--features postgres`): texts already in it are not encoded again, and an interrupted
     /// run resumes where it stopped.
     #[arg(long)]
     cache: Option<PathBuf>,
@@ -92,7 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
     )?;
     let cache = match &args.cache {
-        Some(p) => Some(EmbeddingCache::open(p)?),
+        Some(p) => Some(crate::artifacts::embedding_cache(p, "--cache")?),
         None => None,
     };
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();

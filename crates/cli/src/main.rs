@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod args;
+mod artifacts;
 mod bench_cmd;
 mod corpus_cmd;
 mod embed_cmd;

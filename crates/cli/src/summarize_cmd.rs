@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use pgraphrag_core::{LampTask, Prompt, TokenCounter};
 use pgraphrag_llm::{GgufModel, GgufOptions};
-use pgraphrag_stages::{Budget, LlmSummarizer, SummarizeJob, SummaryPrompt, SummaryStore};
+use pgraphrag_stages::{Budget, LlmSummarizer, SummarizeJob, SummaryPrompt};
 use serde::Serialize;
 
 use crate::error::{OrUsage, usage};
@@ -32,7 +32,8 @@ pub struct Args {
     /// The GGUF model that writes the summaries (e.g. models/SmolLM2-135M-Instruct.Q4_1.gguf).
     #[arg(long)]
     pub model: PathBuf,
-    /// The summary store (SQLite; created if missing). A rerun computes only what is missing.
+    /// The summary store: a SQLite file (created if missing) or a PostgreSQL database
+    /// (postgres://..., `--features postgres`). A rerun computes only what is missing.
     #[arg(long)]
     pub store: PathBuf,
     /// Also write this run's (model, prompt version) summaries as JSON lines `{id, summary}`.
@@ -105,7 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let budget = summary_budget(&model, args.context, args.max_new_tokens)?;
     let summarizer = LlmSummarizer::new(&model, prompt, model.tokenizer(), budget);
     let (model_id, version) = (model.cache_id(), summarizer.version());
-    let store = SummaryStore::open(&args.store).or_usage()?;
+    let store = crate::artifacts::summary_store(&args.store, "--store")?;
 
     let mut job = SummarizeJob::new(args.task, model_id.as_str(), version.as_str())
         .batch(args.batch)

@@ -2,7 +2,8 @@
 //! --store` on a split loaded with `pgraphrag store load`, against `pgraphrag bench --split`,
 //! with the real SmolLM2 model. The store run starts from the in-memory run's generation cache:
 //! every one of its prompts is found there (so the prompts, hence the rankings, are identical)
-//! and nothing is generated; the tables and OUTPUT files are byte-identical.
+//! and nothing is generated; the tables and OUTPUT files are byte-identical. A third run keeps
+//! its generation cache in PostgreSQL (`--cache postgres://...`) and gives the same files.
 //!
 //! Needs `$PGRAPHRAG_PG_URL` (`scripts/cluster.sh start`, `. runs/cluster/env.sh`): skipped
 //! locally without it, failed under CI=true.
@@ -96,7 +97,7 @@ fn the_bench_grid_over_the_store_gives_the_in_memory_table() {
         &os("--split"),
         split.as_os_str(),
     ]);
-    let grid = |out: &Path, store_url: Option<&str>| {
+    let grid = |out: &Path, store_url: Option<&str>, cache: Option<&str>| {
         let mut a: Vec<std::ffi::OsString> =
             ["bench", "--quiet", "--task", "title"].map(os).to_vec();
         a.extend([os("--split"), split.clone().into_os_string()]);
@@ -118,14 +119,17 @@ fn the_bench_grid_over_the_store_gives_the_in_memory_table() {
         if let Some(u) = store_url {
             a.extend([os("--store"), os(u)]);
         }
+        if let Some(c) = cache {
+            a.extend([os("--cache"), os(c)]);
+        }
         let refs: Vec<&std::ffi::OsStr> = a.iter().map(|s| s.as_os_str()).collect();
         stats(&run(&refs))
     };
-    let first = grid(&memory, None);
+    let first = grid(&memory, None, None);
     assert!(first["generated"].as_u64().unwrap() > 0, "{first}");
     std::fs::create_dir_all(&store).unwrap();
     std::fs::copy(memory.join("cache.sqlite"), store.join("cache.sqlite")).unwrap();
-    let second = grid(&store, Some(&url));
+    let second = grid(&store, Some(&url), None);
     assert_eq!(
         (second["generated"].as_u64(), second["cache_hits"].as_u64()),
         (Some(0), first["unique_prompts"].as_u64()),
@@ -141,6 +145,19 @@ fn the_bench_grid_over_the_store_gives_the_in_memory_table() {
         a.iter().map(|f| &f.0).collect::<Vec<_>>(),
         b.iter().map(|f| &f.0).collect::<Vec<_>>()
     );
+    // The generation cache in PostgreSQL (shared by every run that names it): the same table.
+    let shared = dir.path().join("shared");
+    let third = grid(&shared, Some(&url), Some(&url));
+    assert_eq!(third["unique_prompts"], first["unique_prompts"], "{third}");
+    assert!(!shared.join("cache.sqlite").exists());
+    let c = files(&shared);
+    assert_eq!(a.len(), c.len());
+    for ((name, x), (_, y)) in a.iter().zip(&c) {
+        assert!(
+            x == y,
+            "{name} differs between the in-memory run and the PostgreSQL-cached one"
+        );
+    }
     for ((name, x), (_, y)) in a.iter().zip(&b) {
         assert!(
             x == y,

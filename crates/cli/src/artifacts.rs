@@ -1,0 +1,70 @@
+//! The artifact stores (generation cache, embedding cache, summary store) opened from what the
+//! user typed: a SQLite file path, or a PostgreSQL URL (`postgres://...`, feature `postgres`),
+//! for one store shared by runs on any number of machines (docs/store.md, Artifact stores).
+use std::path::Path;
+
+use pgraphrag_eval::GenerationCache;
+use pgraphrag_retrieval::dense::EmbeddingCache;
+use pgraphrag_stages::SummaryStore;
+
+use crate::error::{OrUsage, usage};
+
+/// The PostgreSQL URL in `location`, if it is one.
+fn postgres_url(location: &Path) -> Option<&str> {
+    location
+        .to_str()
+        .filter(|s| s.starts_with("postgres://") || s.starts_with("postgresql://"))
+}
+
+/// The refusal of a build without the PostgreSQL backends.
+#[cfg(not(feature = "postgres"))]
+fn no_postgres<T>(flag: &str) -> anyhow::Result<T> {
+    Err(usage(format!(
+        "{flag} postgres://... needs the PostgreSQL backend: build pgraphrag-cli with --features postgres"
+    )))
+}
+
+/// How to name `location` in messages (a URL without its password).
+pub fn describe(location: &Path) -> String {
+    match postgres_url(location) {
+        #[cfg(feature = "postgres")]
+        Some(url) => pgraphrag_store::postgres::redact(url),
+        _ => location.display().to_string(),
+    }
+}
+
+/// The generation cache at `location` (`flag` names the option in errors).
+pub fn generation_cache(location: &Path, flag: &str) -> anyhow::Result<GenerationCache> {
+    match postgres_url(location) {
+        #[cfg(feature = "postgres")]
+        Some(url) => GenerationCache::open_postgres(url)
+            .map_err(|e| usage(format!("{flag}: {}", pgraphrag_core::error_chain(&e)))),
+        #[cfg(not(feature = "postgres"))]
+        Some(_) => no_postgres(flag),
+        None => Ok(GenerationCache::open(location)?),
+    }
+}
+
+/// The embedding cache at `location`.
+pub fn embedding_cache(location: &Path, flag: &str) -> anyhow::Result<EmbeddingCache> {
+    match postgres_url(location) {
+        #[cfg(feature = "postgres")]
+        Some(url) => EmbeddingCache::open_postgres(url)
+            .map_err(|e| usage(format!("{flag}: {}", pgraphrag_core::error_chain(&e)))),
+        #[cfg(not(feature = "postgres"))]
+        Some(_) => no_postgres(flag),
+        None => Ok(EmbeddingCache::open(location)?),
+    }
+}
+
+/// The summary store at `location`.
+pub fn summary_store(location: &Path, flag: &str) -> anyhow::Result<SummaryStore> {
+    match postgres_url(location) {
+        #[cfg(feature = "postgres")]
+        Some(url) => SummaryStore::open_postgres(url)
+            .map_err(|e| usage(format!("{flag}: {}", pgraphrag_core::error_chain(&e)))),
+        #[cfg(not(feature = "postgres"))]
+        Some(_) => no_postgres(flag),
+        None => SummaryStore::open(location).or_usage(),
+    }
+}
