@@ -1,9 +1,9 @@
 //! `pgraphrag worker` and `pgraphrag queue submit|status|export`: the offline jobs on a
 //! JetStream work queue (feature `jetstream`).
 //!
-//! `queue submit rank` plans a job into units (`pgraphrag_eval::jobs::plan`), registers it in
-//! the result store and publishes one message per unit (dedup ids: submitting again is
-//! harmless). Any number of `pgraphrag worker` processes pull units, run them
+//! `queue submit rank|embed|summarize` plans a job into units (`pgraphrag_eval::jobs::plan`),
+//! registers it in the result store and publishes one message per unit (dedup ids: submitting
+//! again is harmless). Any number of `pgraphrag worker` processes pull units, run them
 //! (`pgraphrag_eval::jobs::JobRunner`, results committed to the store named in the unit) and
 //! acknowledge them. `queue status` reads the queue and, with `--store`, each job's progress
 //! from the store; `queue export` writes a finished ranking job as a ranking file. See
@@ -20,6 +20,8 @@ use pgraphrag_store::queue::{
 };
 
 use crate::error::{OrUsage, usage};
+
+mod summarize;
 
 /// Where the queue is and how it behaves (shared by `worker` and `queue`).
 #[derive(clap::Args, Debug, Clone)]
@@ -143,6 +145,9 @@ pub enum SubmitJob {
     /// Encode a corpus (JSON lines {"id", "text"}) into an embedding cache, which
     /// `pgraphrag embed --cache` then reads instead of encoding.
     Embed(SubmitEmbedArgs),
+    /// Summarise every user of a LaMP questions file into a summary store (the summaries
+    /// `pgraphrag summarize` writes; it then finds them all done, and `--export` writes them).
+    Summarize(summarize::SubmitSummarizeArgs),
 }
 
 /// Arguments of `pgraphrag queue submit embed`.
@@ -327,6 +332,9 @@ pub fn run_queue(args: QueueArgs) -> anyhow::Result<()> {
         QueueCommand::Submit(SubmitArgs {
             job: SubmitJob::Embed(a),
         }) => submit_embed(a),
+        QueueCommand::Submit(SubmitArgs {
+            job: SubmitJob::Summarize(a),
+        }) => summarize::submit(a),
         QueueCommand::Status(a) => status(a),
         QueueCommand::Export(a) => export(a),
     }

@@ -10,7 +10,9 @@
 //! Job kinds: [`JobSpec::Rank`], every user of a split ranked as `pgraphrag rank` does (BM25),
 //! in chunks of users; the exported file is identical to `pgraphrag rank`'s. With the feature
 //! `dense`, `JobSpec::Embed`: a corpus encoded into an embedding cache in chunks of texts (the
-//! vectors `pgraphrag embed --cache` then reads instead of encoding).
+//! vectors `pgraphrag embed --cache` then reads instead of encoding). [`JobSpec::Summarize`]:
+//! every user of a LaMP questions file summarised into a summary store in chunks of users, the
+//! summaries `pgraphrag summarize` writes.
 //!
 //! A unit is done when its records are committed; a unit delivered again (after a crash
 //! between commit and ack, or a resubmission) is found done and not computed again.
@@ -48,11 +50,13 @@ use sha2::{Digest, Sha256};
 mod embed;
 mod rank;
 mod sink;
+mod summarize;
 
 #[cfg(feature = "dense")]
 pub use embed::{EmbedSpec, count_texts};
 pub use rank::{RankSpec, StoreProfiles, export_ranking};
 pub use sink::{JobInfo, JobProgress, JobStore, ResultSink, UnitDone};
+pub use summarize::{SummarizeSpec, count_users};
 
 /// Errors of the jobs.
 #[derive(Debug, thiserror::Error)]
@@ -125,6 +129,17 @@ pub enum Error {
         #[source]
         source: Box<crate::Error>,
     },
+    /// Summarising a unit's users failed (the summary store, or some users' summaries: a
+    /// retry summarises only the users the store lacks).
+    #[error("job {job} unit {unit}: {reason}")]
+    Summarize {
+        /// The job id.
+        job: String,
+        /// The unit.
+        unit: u64,
+        /// What failed.
+        reason: String,
+    },
     /// A job is not finished, so its result cannot be exported yet.
     #[error(
         "job {job} is not finished: {done} of {total} records stored (run `pgraphrag worker`, see `pgraphrag queue status`)"
@@ -161,15 +176,18 @@ pub enum JobSpec {
     /// Encode a corpus into an embedding cache (feature `dense`).
     #[cfg(feature = "dense")]
     Embed(EmbedSpec),
+    /// Summarise every user of a LaMP questions file into a summary store.
+    Summarize(SummarizeSpec),
 }
 
 impl JobSpec {
-    /// The kind (`rank`), the unit subject token.
+    /// The kind (`rank`, `embed`, `summarize`), the unit subject token.
     pub fn kind(&self) -> &'static str {
         match self {
             JobSpec::Rank(_) => "rank",
             #[cfg(feature = "dense")]
             JobSpec::Embed(_) => "embed",
+            JobSpec::Summarize(_) => "summarize",
         }
     }
 
@@ -179,6 +197,7 @@ impl JobSpec {
             JobSpec::Rank(r) => r.users,
             #[cfg(feature = "dense")]
             JobSpec::Embed(e) => e.texts_count,
+            JobSpec::Summarize(s) => s.users,
         }
     }
 }
@@ -277,7 +296,8 @@ pub fn plan(spec: &JobSpec, store: &str, chunk: usize) -> Result<Plan> {
 pub enum UnitOutcome {
     /// Computed and committed.
     Stored {
-        /// Items done: records stored (ranking), or texts encoded into their cache.
+        /// Items done: records stored (ranking), texts encoded into their cache, or users
+        /// summarised (or found summarised) into their summary store.
         items: usize,
         /// Seconds the computation took.
         seconds: f64,
@@ -300,6 +320,7 @@ pub struct JobRunner {
     rank: rank::RankCache,
     #[cfg(feature = "dense")]
     embed: embed::EmbedCache,
+    summarize: summarize::SummarizeCache,
 }
 
 impl JobRunner {
@@ -329,6 +350,7 @@ impl JobRunner {
             rank: rank::RankCache::default(),
             #[cfg(feature = "dense")]
             embed: embed::EmbedCache::default(),
+            summarize: summarize::SummarizeCache::default(),
         }
     }
 
@@ -374,7 +396,7 @@ impl JobRunner {
             return Ok(UnitOutcome::AlreadyDone);
         }
         let t = Instant::now();
-        // Rows for the store, and the items done (records, or texts encoded into their cache).
+        // Rows for the store, and the items done (records, texts encoded, users summarised).
         let (records, n) = match &msg.spec {
             JobSpec::Rank(spec) => {
                 let r = self.rank.run(&msg, spec)?;
@@ -383,6 +405,7 @@ impl JobRunner {
             }
             #[cfg(feature = "dense")]
             JobSpec::Embed(spec) => (Vec::new(), self.embed.run(&msg, spec)?),
+            JobSpec::Summarize(spec) => (Vec::new(), self.summarize.run(&msg, spec)?),
         };
         let seconds = t.elapsed().as_secs_f64();
         let done = UnitDone {

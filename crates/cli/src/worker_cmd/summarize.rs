@@ -1,0 +1,95 @@
+//! `pgraphrag queue submit summarize`: a summary job (`pgraphrag_eval::jobs::SummarizeSpec`),
+//! every user of a LaMP questions file summarised by the workers into a summary store, as
+//! `pgraphrag summarize` does. See `docs/queue.md`.
+use std::path::{Path, PathBuf};
+
+use pgraphrag_eval::jobs::{self, JobSpec};
+
+use super::{NatsArgs, absolute};
+use crate::error::{OrUsage, usage};
+
+/// Arguments of `pgraphrag queue submit summarize` (those of `pgraphrag summarize`, with the
+/// summary store as --summaries).
+#[derive(clap::Args, Debug)]
+pub struct SubmitSummarizeArgs {
+    #[command(flatten)]
+    pub nats: NatsArgs,
+    /// A LaMP questions file (`*_questions.json`); every profile item must have the task's fields.
+    #[arg(long)]
+    pub input: PathBuf,
+    /// The LaMP task (as `pgraphrag summarize --task`).
+    #[arg(long, value_parser = parse_lamp_task)]
+    pub task: pgraphrag_core::LampTask,
+    /// The GGUF model that writes the summaries (every worker reads it at this path).
+    #[arg(long)]
+    pub model: PathBuf,
+    /// The summary store: a SQLite file or a PostgreSQL URL (postgres://..., workers built
+    /// with --features postgres); `pgraphrag summarize --store`.
+    #[arg(long)]
+    pub summaries: String,
+    /// The job store (SQLite) that records finished units.
+    #[arg(long)]
+    pub store: PathBuf,
+    /// Only the first N distinct users of the input.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Users handed to the model per call.
+    #[arg(long, default_value_t = 8)]
+    pub batch: usize,
+    /// Most tokens per summary.
+    #[arg(long, default_value_t = 128)]
+    pub max_new_tokens: usize,
+    /// The summarizer's context in tokens: prompt and summary together.
+    #[arg(long, default_value_t = 2048)]
+    pub context: usize,
+    /// Accept a store that holds summaries of other models or prompt versions only.
+    #[arg(long)]
+    pub new_config: bool,
+    /// Summaries per `user` or per `question`.
+    #[arg(long, default_value = "user", value_parser = crate::args::summary_scope)]
+    pub summary_scope: pgraphrag_core::SummaryScope,
+    /// Users per unit.
+    #[arg(long, default_value_t = 16)]
+    pub chunk: usize,
+}
+
+fn parse_lamp_task(s: &str) -> Result<pgraphrag_core::LampTask, String> {
+    s.parse::<pgraphrag_core::LampTask>()
+        .map_err(|e| e.to_string())
+}
+
+/// Runs `pgraphrag queue submit summarize`.
+pub(super) fn submit(a: SubmitSummarizeArgs) -> anyhow::Result<()> {
+    if a.chunk == 0 || a.batch == 0 {
+        return Err(usage("--chunk and --batch must be at least 1"));
+    }
+    let input = absolute(&a.input)?;
+    let available = jobs::count_users(&input, a.task, a.summary_scope).or_usage()?;
+    let users = a.limit.map_or(available, |n| n.min(available));
+    if users == 0 {
+        return Err(usage(format!(
+            "{}: no users to summarise",
+            a.input.display()
+        )));
+    }
+    let is_url = a.summaries.starts_with("postgres://") || a.summaries.starts_with("postgresql://");
+    let summaries = if is_url {
+        a.summaries.clone()
+    } else {
+        absolute(Path::new(&a.summaries))?
+            .to_str()
+            .ok_or_else(|| usage("--summaries must be a UTF-8 path"))?
+            .to_string()
+    };
+    let mut spec = jobs::SummarizeSpec::new(input, a.task, absolute(&a.model)?, summaries, users);
+    spec.batch = a.batch;
+    spec.max_new_tokens = a.max_new_tokens;
+    spec.context = a.context;
+    spec.new_config = a.new_config;
+    spec.scope = a.summary_scope;
+    // Load the model and open the store once here, so a bad model, context or store is a
+    // usage error now rather than a dead letter per unit.
+    let (model, version) = spec.check().or_usage()?;
+    eprintln!("summarize: {users} users, model {model}, version {version}");
+    super::submit(&a.nats, &JobSpec::Summarize(spec), &a.store, a.chunk)
+}

@@ -1,0 +1,536 @@
+//! The summary job: every user of a LaMP questions file summarised into a summary store, in
+//! chunks of users, as `pgraphrag summarize` summarises them (the offline stage of
+//! summary-augmented LaMP; `pgraphrag_stages::SummarizeJob`).
+//!
+//! A unit is a range of distinct users (in file order, by the job's summary scope); it runs a
+//! `SummarizeJob` over those users' questions with the job's model, prompt and budget, so its
+//! summaries are stored under the keys, model id and prompt version `pgraphrag summarize`
+//! uses, and are byte-identical to its (the native engine decodes bit-identically for any
+//! batch). Each summary is committed to the summary store as it finishes; a unit delivered
+//! again after a crash finds those users done and summarises only the rest.
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pgraphrag_core::{LampQuestion, LampTask, NoProgress, Prompt, SummaryScope};
+use pgraphrag_llm::{GgufModel, GgufOptions};
+use pgraphrag_stages::{Budget, LlmSummarizer, SummarizeJob, SummaryPrompt, SummaryStore};
+use serde::{Deserialize, Serialize};
+
+use super::{Error, Result, UnitMessage};
+
+/// What a summary job summarises: the users of a LaMP questions file (`*_questions.json`, the
+/// input of `pgraphrag summarize`) with a GGUF model into a summary store.
+///
+/// [`SummarizeSpec::new`] takes `pgraphrag summarize`'s defaults (batch 8, 128 new tokens, a
+/// context of 2,048, one summary per user); set the fields to change them.
+///
+/// ```
+/// use pgraphrag_core::LampTask;
+/// use pgraphrag_eval::jobs::{JobSpec, SummarizeSpec, count_users, plan};
+/// let dir = tempfile::tempdir().unwrap();
+/// let input = dir.path().join("q.json");
+/// std::fs::write(&input, r#"[
+///   {"id": "q1", "input": "x", "profile": [{"id": "p1", "text": "hi"}]},
+///   {"id": "q2", "input": "x", "profile": [{"id": "p2", "text": "ho"}]},
+///   {"id": "q3", "input": "x", "profile": []}]"#).unwrap();
+/// let users = count_users(&input, LampTask::Lamp7, Default::default()).unwrap();
+/// let mut spec = SummarizeSpec::new(&input, LampTask::Lamp7, "model.gguf", "summaries.sqlite", users);
+/// spec.max_new_tokens = 24;
+/// let planned = plan(&JobSpec::Summarize(spec), "jobs.sqlite", 2).unwrap();
+/// assert_eq!((planned.job.items, planned.units.len()), (3, 2));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SummarizeSpec {
+    /// The LaMP questions file (absolute path).
+    pub input: PathBuf,
+    /// The LaMP task (its Table 2 prompt and profile fields).
+    pub task: LampTask,
+    /// The GGUF model file (absolute path).
+    pub model: PathBuf,
+    /// The summary store: a SQLite file (absolute path) or a PostgreSQL URL (workers built
+    /// with the feature `postgres`).
+    pub summaries: String,
+    /// Users handed to the model per call.
+    pub batch: usize,
+    /// Most tokens per summary.
+    pub max_new_tokens: usize,
+    /// The summarizer's context in tokens (prompt and summary together).
+    pub context: usize,
+    /// Accept a summary store that holds summaries of other models or prompt versions only.
+    pub new_config: bool,
+    /// One summary per user or per question.
+    pub scope: SummaryScope,
+    /// Distinct users summarised: the first `users` of the file ([`count_users`], or fewer).
+    pub users: usize,
+}
+
+impl SummarizeSpec {
+    /// A job summarising the first `users` distinct users of `input` for `task` with the model
+    /// file `model` into the summary store `summaries`, with `pgraphrag summarize`'s defaults.
+    pub fn new(
+        input: impl Into<PathBuf>,
+        task: LampTask,
+        model: impl Into<PathBuf>,
+        summaries: impl Into<String>,
+        users: usize,
+    ) -> Self {
+        SummarizeSpec {
+            input: input.into(),
+            task,
+            model: model.into(),
+            summaries: summaries.into(),
+            batch: 8,
+            max_new_tokens: 128,
+            context: 2048,
+            new_config: false,
+            scope: SummaryScope::User,
+            users,
+        }
+    }
+
+    /// Loads the model and opens the summary store as a worker would, and checks that the
+    /// store accepts this job's model and prompt version (unless [`new_config`](Self::new_config)).
+    /// Returns the (model id, prompt version) the summaries are stored under.
+    ///
+    /// Errors: no prompt for the task, a missing or unloadable model, a context the model
+    /// lacks, an unopenable store or one holding other configurations only.
+    ///
+    /// ```no_run
+    /// use pgraphrag_core::LampTask;
+    /// use pgraphrag_eval::jobs::SummarizeSpec;
+    /// let spec = SummarizeSpec::new("q.json", LampTask::Lamp7,
+    ///     "models/SmolLM2-135M-Instruct.Q4_1.gguf", "summaries.sqlite", 3);
+    /// let (model, version) = spec.check().unwrap();
+    /// assert!(version.starts_with("table2-LaMP-7@"));
+    /// ```
+    pub fn check(&self) -> Result<(String, String)> {
+        let model = load_model(self)?;
+        let store = open_store(&self.summaries)?;
+        let (id, version) = (model.model.cache_id(), model.version(self)?);
+        if !self.new_config {
+            store
+                .check_config(&id, &version)
+                .map_err(|e| Error::InvalidJob(pgraphrag_core::error_chain(&e)))?;
+        }
+        Ok((id, version))
+    }
+}
+
+/// The distinct users of a LaMP questions file for `task` under `scope` (the items of a
+/// [`SummarizeSpec`]); the file is checked for the task's profile fields.
+///
+/// ```
+/// use pgraphrag_core::{LampTask, SummaryScope};
+/// let dir = tempfile::tempdir().unwrap();
+/// let p = dir.path().join("q.json");
+/// std::fs::write(&p, r#"[{"id": "q1", "user_id": "u", "input": "x", "profile": []},
+///                        {"id": "q2", "user_id": "u", "input": "y", "profile": []}]"#).unwrap();
+/// assert_eq!(pgraphrag_eval::jobs::count_users(&p, LampTask::Lamp7, SummaryScope::User).unwrap(), 1);
+/// assert_eq!(pgraphrag_eval::jobs::count_users(&p, LampTask::Lamp7, SummaryScope::Question).unwrap(), 2);
+/// ```
+pub fn count_users(input: &Path, task: LampTask, scope: SummaryScope) -> Result<usize> {
+    let questions = read_questions(input, task)?;
+    Ok(user_index(&questions, scope, usize::MAX).1)
+}
+
+fn read_questions(input: &Path, task: LampTask) -> Result<Vec<LampQuestion>> {
+    pgraphrag_data::lamp::read_questions_for(input, task).map_err(|e| Error::Input {
+        path: input.to_path_buf(),
+        reason: pgraphrag_core::error_chain(&e),
+    })
+}
+
+/// Each question's distinct-user index under `scope` (first occurrence order, as
+/// `SummarizeJob` walks them), `usize::MAX` from the first question of a user past the first
+/// `cap` on (where `SummarizeJob` with a limit stops reading); and the users counted.
+fn user_index(questions: &[LampQuestion], scope: SummaryScope, cap: usize) -> (Vec<usize>, usize) {
+    let mut seen = std::collections::HashMap::new();
+    let mut past = false;
+    let index = questions
+        .iter()
+        .map(|q| {
+            let key = q.summary_key(scope);
+            if past {
+                return usize::MAX;
+            }
+            if let Some(&i) = seen.get(key) {
+                return i;
+            }
+            if seen.len() >= cap {
+                past = true;
+                return usize::MAX;
+            }
+            let i = seen.len();
+            seen.insert(key, i);
+            i
+        })
+        .collect();
+    (index, seen.len())
+}
+
+/// Opens the summary store at `location`: a SQLite file, or a PostgreSQL URL (feature
+/// `postgres`).
+fn open_store(location: &str) -> Result<SummaryStore> {
+    let is_url = location.starts_with("postgres://") || location.starts_with("postgresql://");
+    let opened = if is_url {
+        #[cfg(feature = "postgres")]
+        {
+            SummaryStore::open_postgres(location)
+        }
+        #[cfg(not(feature = "postgres"))]
+        {
+            return Err(Error::UnsupportedStore {
+                store: location.to_string(),
+            });
+        }
+    } else {
+        SummaryStore::open(Path::new(location))
+    };
+    opened.map_err(|e| {
+        #[cfg(feature = "postgres")]
+        let shown = if is_url {
+            pgraphrag_store::postgres::redact(location)
+        } else {
+            location.to_string()
+        };
+        #[cfg(not(feature = "postgres"))]
+        let shown = location;
+        Error::InvalidJob(format!(
+            "summary store {shown}: {}",
+            pgraphrag_core::error_chain(&e)
+        ))
+    })
+}
+
+/// A loaded model and its fitting budget.
+struct Model {
+    model: GgufModel,
+    budget: Budget,
+}
+
+impl Model {
+    fn prompt(spec: &SummarizeSpec) -> Result<SummaryPrompt> {
+        SummaryPrompt::table2(spec.task).ok_or_else(|| {
+            Error::InvalidJob(format!(
+                "no summary prompt for {}; pick LaMP-1, 2, 2-old, 3, 4, 5, 6 or 7",
+                spec.task
+            ))
+        })
+    }
+
+    fn summarizer(&self, spec: &SummarizeSpec) -> Result<LlmSummarizer<'_, &GgufModel>> {
+        Ok(LlmSummarizer::new(
+            &self.model,
+            Self::prompt(spec)?,
+            self.model.tokenizer(),
+            self.budget,
+        ))
+    }
+
+    fn version(&self, spec: &SummarizeSpec) -> Result<String> {
+        Ok(self.summarizer(spec)?.version())
+    }
+}
+
+/// Loads the spec's model and its budget, as `pgraphrag summarize` does.
+fn load_model(spec: &SummarizeSpec) -> Result<Model> {
+    Model::prompt(spec)?;
+    if !spec.model.is_file() {
+        return Err(Error::Input {
+            path: spec.model.clone(),
+            reason: "model file not found (scripts/fetch-llms.sh --smollm-only fetches SmolLM2)"
+                .into(),
+        });
+    }
+    let failed = |e: pgraphrag_llm::LlmError| {
+        Error::InvalidJob(format!(
+            "loading the model {}: {}",
+            spec.model.display(),
+            pgraphrag_core::error_chain(&e)
+        ))
+    };
+    let model = GgufModel::load(&spec.model, GgufOptions::default()).map_err(failed)?;
+    if spec.context > model.context_length() {
+        return Err(Error::InvalidJob(format!(
+            "a context of {} tokens exceeds the model's {}",
+            spec.context,
+            model.context_length()
+        )));
+    }
+    // The tokens the chat template adds around the message (SmolLM2: its default system prompt).
+    let reserve = model
+        .prompt_tokens(&Prompt::user(""))
+        .map_err(failed)?
+        .len();
+    let budget = Budget {
+        context: spec.context,
+        max_new_tokens: spec.max_new_tokens,
+        reserve,
+    };
+    if budget.input_tokens().is_none() {
+        return Err(Error::InvalidJob(format!(
+            "a context of {} tokens leaves no room for a prompt after {} new tokens and the chat template's {reserve} tokens",
+            spec.context, spec.max_new_tokens
+        )));
+    }
+    Ok(Model { model, budget })
+}
+
+/// Everything a worker loads for a summary job.
+struct Loaded {
+    spec: SummarizeSpec,
+    model: Model,
+    store: SummaryStore,
+    questions: Arc<Vec<LampQuestion>>,
+    /// Each question's distinct-user index (`usize::MAX`: past the job's users).
+    user_of: Vec<usize>,
+}
+
+/// What a worker keeps between summary units: the last job's model, store and questions.
+#[derive(Default)]
+pub(crate) struct SummarizeCache {
+    loaded: Option<Loaded>,
+}
+
+impl SummarizeCache {
+    fn load(&mut self, spec: &SummarizeSpec) -> Result<&Loaded> {
+        if self.loaded.as_ref().is_some_and(|l| l.spec == *spec) {
+            return Ok(self.loaded.as_ref().expect("checked"));
+        }
+        self.loaded = None;
+        let questions = read_questions(&spec.input, spec.task)?;
+        let (user_of, users) = user_index(&questions, spec.scope, spec.users);
+        if users != spec.users {
+            return Err(Error::Input {
+                path: spec.input.clone(),
+                reason: format!(
+                    "it has {users} users, the job summarises {}: the file changed since the job was submitted",
+                    spec.users
+                ),
+            });
+        }
+        let model = load_model(spec)?;
+        let store = open_store(&spec.summaries)?;
+        Ok(self.loaded.insert(Loaded {
+            spec: spec.clone(),
+            model,
+            store,
+            questions: Arc::new(questions),
+            user_of,
+        }))
+    }
+
+    /// Summarises the unit's users the store lacks (each committed as it finishes). Returns
+    /// the number of users of the unit; an error when any of them failed (the next delivery
+    /// summarises only those).
+    pub(crate) fn run(&mut self, msg: &UnitMessage, spec: &SummarizeSpec) -> Result<usize> {
+        let unit_error = |reason: String| Error::Summarize {
+            job: msg.job.clone(),
+            unit: msg.unit,
+            reason,
+        };
+        let l = self.load(spec)?;
+        let range = msg.start..msg.end;
+        let questions: Vec<LampQuestion> = l
+            .questions
+            .iter()
+            .zip(&l.user_of)
+            .filter(|(_, u)| range.contains(u))
+            .map(|(q, _)| q.clone())
+            .collect();
+        let summarizer = l.model.summarizer(spec)?;
+        let report = SummarizeJob::new(spec.task, l.model.model.cache_id(), summarizer.version())
+            .batch(spec.batch)
+            .scope(spec.scope)
+            .allow_new_config(spec.new_config)
+            .run(&questions, &summarizer, &l.store, &NoProgress)
+            .map_err(|e| unit_error(pgraphrag_core::error_chain(&e)))?;
+        if report.failed > 0 {
+            return Err(unit_error(format!(
+                "{} of {} summaries failed (a retry summarises only those): {}",
+                report.failed,
+                report.users,
+                report.failures.join("; ")
+            )));
+        }
+        Ok(report.users)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{JobRunner, JobSpec, JobStore, ResultSink, UnitOutcome, plan};
+    use super::*;
+    use pgraphrag_core::LampProfileItem;
+
+    fn model_path() -> Option<PathBuf> {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../models/SmolLM2-135M-Instruct.Q4_1.gguf");
+        if p.is_file() {
+            return Some(p);
+        }
+        let msg = format!(
+            "the SmolLM2 model is missing at {} (scripts/fetch-llms.sh --smollm-only)",
+            p.display()
+        );
+        // CI fetches the model (scripts/test.sh): there a missing model is a failure.
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
+        eprintln!("SKIPPED: {msg}");
+        None
+    }
+
+    /// A LaMP-7 questions file: `n` users with three tweets each, one with two questions
+    /// (same profile) and one with an empty profile.
+    fn questions_file(dir: &Path, n: usize) -> PathBuf {
+        let mut qs: Vec<LampQuestion> = (0..n)
+            .map(|i| {
+                let profile = [
+                    format!("just got coffee #{i} lol"),
+                    "why is monday SO long".to_string(),
+                    format!("can't wait for the weekend!!! ({i})"),
+                ]
+                .iter()
+                .enumerate()
+                .map(|(k, t)| {
+                    LampProfileItem::new(format!("u{i}-{k}"))
+                        .with("text", t.as_str())
+                        .dated(format!("2021-03-{:02}", k + 1))
+                })
+                .collect();
+                LampQuestion::new(format!("u{i}"), "Paraphrase the following tweet: nice day")
+                    .with_profile(profile)
+            })
+            .collect();
+        let mut again = qs[0].clone();
+        again.id = "u0-again".into();
+        again.user_id = Some("u0".into());
+        qs[0].user_id = Some("u0".into());
+        qs.insert(2, again);
+        qs.push(LampQuestion::new("empty", "x"));
+        let p = dir.join("q.json");
+        std::fs::write(&p, serde_json::to_vec(&qs).unwrap()).unwrap();
+        p
+    }
+
+    #[test]
+    fn summary_units_out_of_order_equal_one_summarize_run() {
+        let Some(model) = model_path() else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let input = questions_file(dir.path(), 3);
+        let users = count_users(&input, LampTask::Lamp7, SummaryScope::User).unwrap();
+        assert_eq!(users, 4);
+        let queued = dir.path().join("queued.sqlite");
+        let mut spec = SummarizeSpec::new(
+            &input,
+            LampTask::Lamp7,
+            &model,
+            queued.display().to_string(),
+            users,
+        );
+        (spec.max_new_tokens, spec.context, spec.batch) = (12, 256, 2);
+        let (model_id, version) = spec.check().unwrap();
+        let store = dir.path().join("jobs.sqlite").display().to_string();
+        let planned = plan(&JobSpec::Summarize(spec.clone()), &store, 2).unwrap();
+        assert_eq!(planned.units.len(), 2);
+        let mut runner = JobRunner::sqlite("w");
+        for u in [1, 0] {
+            let out = runner.run(&planned.units[u].payload).unwrap();
+            assert!(
+                matches!(out, UnitOutcome::Stored { items: 2, .. }),
+                "{out:?}"
+            );
+        }
+        // Redelivered: found done, nothing computed (a fresh runner, as after a crash).
+        let mut again = JobRunner::sqlite("w2");
+        assert_eq!(
+            again.run(&planned.units[0].payload).unwrap(),
+            UnitOutcome::AlreadyDone
+        );
+        let jobs = JobStore::open(Path::new(&store)).unwrap().jobs().unwrap();
+        assert_eq!((jobs[0].units_done, jobs[0].stores), (2, 2));
+
+        // One in-process run, as `pgraphrag summarize` does it.
+        let direct = SummaryStore::in_memory().unwrap();
+        let m = load_model(&spec).unwrap();
+        let summarizer = m.summarizer(&spec).unwrap();
+        assert_eq!(
+            (m.model.cache_id(), summarizer.version()),
+            (model_id.clone(), version.clone())
+        );
+        let qs = read_questions(&input, LampTask::Lamp7).unwrap();
+        let r = SummarizeJob::new(LampTask::Lamp7, &model_id, &version)
+            .run(&qs, &summarizer, &direct, &NoProgress)
+            .unwrap();
+        assert_eq!((r.computed, r.skipped_empty), (3, 1));
+        let queued_store = SummaryStore::open(&queued).unwrap();
+        let got = queued_store.summaries(&model_id, &version).unwrap();
+        assert_eq!(got.len(), 3);
+        assert_eq!(got, direct.summaries(&model_id, &version).unwrap());
+
+        // A unit whose done mark was lost finds every summary in the store: nothing computed.
+        let r = SummarizeJob::new(LampTask::Lamp7, &model_id, &version)
+            .run(&qs, &summarizer, &queued_store, &NoProgress)
+            .unwrap();
+        assert_eq!((r.done_before, r.computed), (3, 0));
+    }
+
+    #[test]
+    fn a_limit_stops_where_summarize_job_stops_reading() {
+        let qs: Vec<LampQuestion> = ["a", "b", "a", "c", "a"]
+            .iter()
+            .enumerate()
+            .map(|(i, u)| {
+                let mut q = LampQuestion::new(format!("q{i}"), "x");
+                q.user_id = Some(u.to_string());
+                q
+            })
+            .collect();
+        let m = usize::MAX;
+        assert_eq!(
+            user_index(&qs, SummaryScope::User, m),
+            (vec![0, 1, 0, 2, 0], 3)
+        );
+        assert_eq!(
+            user_index(&qs, SummaryScope::User, 2),
+            (vec![0, 1, 0, m, m], 2)
+        );
+        assert_eq!(
+            user_index(&qs, SummaryScope::Question, 2).0,
+            [0, 1, m, m, m]
+        );
+    }
+
+    #[test]
+    fn a_missing_model_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = questions_file(dir.path(), 2);
+        let missing = dir.path().join("no-such-model.gguf");
+        let spec = SummarizeSpec::new(
+            &input,
+            LampTask::Lamp7,
+            &missing,
+            dir.path().join("s.sqlite").display().to_string(),
+            3,
+        );
+        let e = spec.check().unwrap_err();
+        assert!(matches!(e, Error::Input { .. }), "{e}");
+        let store = dir.path().join("jobs.sqlite").display().to_string();
+        let planned = plan(&JobSpec::Summarize(spec), &store, 2).unwrap();
+        let e = JobRunner::sqlite("w")
+            .run(&planned.units[0].payload)
+            .unwrap_err();
+        assert!(e.to_string().contains("model file not found"), "{e}");
+        // A file that lost users since submission.
+        let mut spec = SummarizeSpec::new(&input, LampTask::Lamp7, &missing, "s.sqlite", 9);
+        spec.users = 9;
+        let planned = plan(&JobSpec::Summarize(spec), &store, 9).unwrap();
+        let e = JobRunner::sqlite("w")
+            .run(&planned.units[0].payload)
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("changed since the job was submitted"),
+            "{e}"
+        );
+    }
+}
