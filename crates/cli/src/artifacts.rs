@@ -13,7 +13,7 @@ use crate::error::{OrUsage, usage};
 fn postgres_url(location: &Path) -> Option<&str> {
     location
         .to_str()
-        .filter(|s| s.starts_with("postgres://") || s.starts_with("postgresql://"))
+        .filter(|s| pgraphrag_store::is_postgres_url(s))
 }
 
 /// The refusal of a build without the PostgreSQL backends.

@@ -72,7 +72,7 @@ pub(super) fn submit(a: SubmitSummarizeArgs) -> anyhow::Result<()> {
             a.input.display()
         )));
     }
-    let is_url = a.summaries.starts_with("postgres://") || a.summaries.starts_with("postgresql://");
+    let is_url = pgraphrag_store::is_postgres_url(&a.summaries);
     let summaries = if is_url {
         a.summaries.clone()
     } else {

@@ -171,7 +171,7 @@ fn user_index(questions: &[LampQuestion], scope: SummaryScope, cap: usize) -> (V
 /// Opens the summary store at `location`: a SQLite file, or a PostgreSQL URL (feature
 /// `postgres`).
 fn open_store(location: &str) -> Result<SummaryStore> {
-    let is_url = location.starts_with("postgres://") || location.starts_with("postgresql://");
+    let is_url = pgraphrag_store::is_postgres_url(location);
     let opened = if is_url {
         #[cfg(feature = "postgres")]
         {
