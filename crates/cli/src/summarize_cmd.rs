@@ -19,26 +19,10 @@ use serde::Serialize;
 use crate::error::{OrUsage, usage};
 use crate::progress::Bar;
 
-/// Arguments of `pgraphrag summarize`.
+/// The summarizer's options, shared by `pgraphrag summarize` and `pgraphrag queue submit
+/// summarize`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
-    /// A LaMP questions file (`*_questions.json`); every profile item must have the task's fields.
-    #[arg(long)]
-    pub input: PathBuf,
-    /// The LaMP task: LaMP-1, LaMP-2 (movies; an adapted prompt), LaMP-2-old (news), LaMP-3,
-    /// LaMP-4, LaMP-5, LaMP-6 or LaMP-7 (LaMP-2 movies and LaMP-6 email: our adaptations of the paper's prompts).
-    #[arg(long, value_parser = parse_task)]
-    pub task: LampTask,
-    /// The GGUF model that writes the summaries (e.g. models/SmolLM2-135M-Instruct.Q4_1.gguf).
-    #[arg(long)]
-    pub model: PathBuf,
-    /// The summary store: a SQLite file (created if missing) or a PostgreSQL database
-    /// (postgres://..., `--features postgres`). A rerun computes only what is missing.
-    #[arg(long)]
-    pub store: PathBuf,
-    /// Also write this run's (model, prompt version) summaries as JSON lines `{id, summary}`.
-    #[arg(long)]
-    pub export: Option<PathBuf>,
+pub struct SummarizerArgs {
     /// Only the first N distinct users of the input.
     #[arg(long)]
     pub limit: Option<usize>,
@@ -59,6 +43,30 @@ pub struct Args {
     /// per `question` (several questions per user, each with its own time-ordered profile).
     #[arg(long, default_value = "user", value_parser = crate::args::summary_scope)]
     pub summary_scope: pgraphrag_core::SummaryScope,
+}
+
+/// Arguments of `pgraphrag summarize`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// A LaMP questions file (`*_questions.json`); every profile item must have the task's fields.
+    #[arg(long)]
+    pub input: PathBuf,
+    /// The LaMP task: LaMP-1, LaMP-2 (movies; an adapted prompt), LaMP-2-old (news), LaMP-3,
+    /// LaMP-4, LaMP-5, LaMP-6 or LaMP-7 (LaMP-2 movies and LaMP-6 email: our adaptations of the paper's prompts).
+    #[arg(long, value_parser = parse_task)]
+    pub task: LampTask,
+    /// The GGUF model that writes the summaries (e.g. models/SmolLM2-135M-Instruct.Q4_1.gguf).
+    #[arg(long)]
+    pub model: PathBuf,
+    /// The summary store: a SQLite file (created if missing) or a PostgreSQL database
+    /// (postgres://..., `--features postgres`). A rerun computes only what is missing.
+    #[arg(long)]
+    pub store: PathBuf,
+    /// Also write this run's (model, prompt version) summaries as JSON lines `{id, summary}`.
+    #[arg(long)]
+    pub export: Option<PathBuf>,
+    #[command(flatten)]
+    pub summarizer: SummarizerArgs,
     /// Append `stored <user>` to this file right after each summary is committed.
     #[arg(long)]
     pub journal: Option<PathBuf>,
@@ -67,7 +75,7 @@ pub struct Args {
     pub quiet: bool,
 }
 
-fn parse_task(s: &str) -> Result<LampTask, String> {
+pub(crate) fn parse_task(s: &str) -> Result<LampTask, String> {
     s.parse::<LampTask>().map_err(|e| e.to_string())
 }
 
@@ -103,16 +111,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let model = GgufModel::load(&args.model, GgufOptions::default())
         .with_context(|| format!("loading the GGUF model {}", args.model.display()))?;
-    let budget = summary_budget(&model, args.context, args.max_new_tokens)?;
+    let budget = summary_budget(
+        &model,
+        args.summarizer.context,
+        args.summarizer.max_new_tokens,
+    )?;
     let summarizer = LlmSummarizer::new(&model, prompt, model.tokenizer(), budget);
     let (model_id, version) = (model.cache_id(), summarizer.version());
     let store = crate::artifacts::summary_store(&args.store, "--store")?;
 
     let mut job = SummarizeJob::new(args.task, model_id.as_str(), version.as_str())
-        .batch(args.batch)
-        .limit(args.limit)
-        .allow_new_config(args.new_config)
-        .scope(args.summary_scope);
+        .batch(args.summarizer.batch)
+        .limit(args.summarizer.limit)
+        .allow_new_config(args.summarizer.new_config)
+        .scope(args.summarizer.summary_scope);
     if let Some(path) = &args.journal {
         let mut file = open_journal(path)?;
         job = job.on_stored(move |user| {

@@ -18,7 +18,7 @@ pub struct SubmitSummarizeArgs {
     #[arg(long)]
     pub input: PathBuf,
     /// The LaMP task (as `pgraphrag summarize --task`).
-    #[arg(long, value_parser = parse_lamp_task)]
+    #[arg(long, value_parser = crate::summarize_cmd::parse_task)]
     pub task: pgraphrag_core::LampTask,
     /// The GGUF model that writes the summaries (every worker reads it at this path).
     #[arg(long)]
@@ -30,42 +30,22 @@ pub struct SubmitSummarizeArgs {
     /// The job store (SQLite) that records finished units.
     #[arg(long)]
     pub store: PathBuf,
-    /// Only the first N distinct users of the input.
-    #[arg(long)]
-    pub limit: Option<usize>,
-    /// Users handed to the model per call.
-    #[arg(long, default_value_t = 8)]
-    pub batch: usize,
-    /// Most tokens per summary.
-    #[arg(long, default_value_t = 128)]
-    pub max_new_tokens: usize,
-    /// The summarizer's context in tokens: prompt and summary together.
-    #[arg(long, default_value_t = 2048)]
-    pub context: usize,
-    /// Accept a store that holds summaries of other models or prompt versions only.
-    #[arg(long)]
-    pub new_config: bool,
-    /// Summaries per `user` or per `question`.
-    #[arg(long, default_value = "user", value_parser = crate::args::summary_scope)]
-    pub summary_scope: pgraphrag_core::SummaryScope,
+    #[command(flatten)]
+    pub summarizer: crate::summarize_cmd::SummarizerArgs,
     /// Users per unit.
     #[arg(long, default_value_t = 16)]
     pub chunk: usize,
 }
 
-fn parse_lamp_task(s: &str) -> Result<pgraphrag_core::LampTask, String> {
-    s.parse::<pgraphrag_core::LampTask>()
-        .map_err(|e| e.to_string())
-}
-
 /// Runs `pgraphrag queue submit summarize`.
 pub(super) fn submit(a: SubmitSummarizeArgs) -> anyhow::Result<()> {
-    if a.chunk == 0 || a.batch == 0 {
+    let o = &a.summarizer;
+    if a.chunk == 0 || o.batch == 0 {
         return Err(usage("--chunk and --batch must be at least 1"));
     }
     let input = absolute(&a.input)?;
-    let available = jobs::count_users(&input, a.task, a.summary_scope).or_usage()?;
-    let users = a.limit.map_or(available, |n| n.min(available));
+    let available = jobs::count_users(&input, a.task, o.summary_scope).or_usage()?;
+    let users = o.limit.map_or(available, |n| n.min(available));
     if users == 0 {
         return Err(usage(format!(
             "{}: no users to summarise",
@@ -82,11 +62,11 @@ pub(super) fn submit(a: SubmitSummarizeArgs) -> anyhow::Result<()> {
             .to_string()
     };
     let mut spec = jobs::SummarizeSpec::new(input, a.task, absolute(&a.model)?, summaries, users);
-    spec.batch = a.batch;
-    spec.max_new_tokens = a.max_new_tokens;
-    spec.context = a.context;
-    spec.new_config = a.new_config;
-    spec.scope = a.summary_scope;
+    spec.batch = o.batch;
+    spec.max_new_tokens = o.max_new_tokens;
+    spec.context = o.context;
+    spec.new_config = o.new_config;
+    spec.scope = o.summary_scope;
     // Load the model and open the store once here, so a bad model, context or store is a
     // usage error now rather than a dead letter per unit.
     let (model, version) = spec.check().or_usage()?;
