@@ -158,6 +158,19 @@ pub enum Error {
         #[source]
         source: ::postgres::Error,
     },
+    /// A statement on a sharded dataset failed because the coordinator lost its connection to
+    /// a shard server (the server stopped, restarted or became unreachable mid-query).
+    #[error("{what}: the coordinator lost its connection to a shard server; {probe}")]
+    ShardLost {
+        /// What was being done (table, dataset).
+        what: String,
+        /// What probing the dataset's partitions right after found: the partition and shard
+        /// server that does not answer, or that every shard answers again.
+        probe: String,
+        /// The driver's error.
+        #[source]
+        source: ::postgres::Error,
+    },
     /// A stored row cannot be read back (a hand-edited table).
     #[error("dataset {dataset:?}: bad row in {table}: {message}")]
     BadRow {
@@ -238,6 +251,14 @@ pub(crate) fn connect_config(cfg: &::postgres::Config, url: &str) -> Result<::po
             url: redact(url),
             source,
         })
+}
+
+/// The driver's error in one line: the server's message for an error the server sent.
+pub(crate) fn driver_message(e: &::postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => e.to_string(),
+    }
 }
 
 /// A query error saying what was being done.

@@ -12,7 +12,7 @@ use pgraphrag_graph::{
 };
 
 use super::schema::{self, DatasetInfo, dataset_schema};
-use super::{Error, Result, config, connect_config, query_err};
+use super::{Error, Result, config, connect_config, driver_message, query_err};
 
 const COLUMNS: &str = "user_id, slot, doc_id, item, item_is_int, title, body, rating, time";
 
@@ -194,19 +194,48 @@ impl PgProfiles {
         Ok((ReviewId(slot), Review { entry, item }))
     }
 
+    /// Runs `f` on the connection. A failure says `what`; when the coordinator lost its
+    /// connection to a shard mid-query, the dataset's partitions are probed at once and the
+    /// error names the shard server that does not answer.
+    fn run<T>(
+        &self,
+        what: impl FnOnce() -> String,
+        f: impl FnOnce(&mut Client) -> std::result::Result<T, ::postgres::Error>,
+    ) -> Result<T> {
+        let result = f(&mut self.client.borrow_mut());
+        result.map_err(|source| {
+            let what = what();
+            if self.info.servers.is_empty() || !lost_shard_connection(&source) {
+                return Error::Query { what, source };
+            }
+            // A failed connect names its server already.
+            if self
+                .info
+                .servers
+                .iter()
+                .any(|s| driver_message(&source).contains(&format!("\"{s}\"")))
+            {
+                return Error::Query { what, source };
+            }
+            let probe = schema::unanswering_shard(&mut self.client.borrow_mut(), &self.info)
+                .unwrap_or_else(|| "every shard server answers again: retry".into());
+            Error::ShardLost {
+                what,
+                probe,
+                source,
+            }
+        })
+    }
+
     fn reviews(&self, rows: Vec<Row>) -> Result<SourcedProfile> {
         rows.iter().map(|r| self.review(r)).collect()
     }
 
     fn query(&self, st: &Statement, key: &str, what: &str) -> Result<SourcedProfile> {
-        let rows = self
-            .client
-            .borrow_mut()
-            .query(st, &[&key])
-            .map_err(query_err(format!(
-                "dataset {:?}: reading the {what} {key:?}",
-                self.info.name
-            )))?;
+        let rows = self.run(
+            || format!("dataset {:?}: reading the {what} {key:?}", self.info.name),
+            |c| c.query(st, &[&key]),
+        )?;
         self.reviews(rows)
     }
 
@@ -221,16 +250,17 @@ impl PgProfiles {
         if keys.is_empty() {
             return Ok(out);
         }
-        let rows = self
-            .client
-            .borrow_mut()
-            .query(st, &[&keys])
-            .map_err(query_err(format!(
-                "dataset {:?}: reading the reviews of {} {}",
-                self.info.name,
-                keys.len(),
-                if by_item { "items" } else { "users" }
-            )))?;
+        let rows = self.run(
+            || {
+                format!(
+                    "dataset {:?}: reading the reviews of {} {}",
+                    self.info.name,
+                    keys.len(),
+                    if by_item { "items" } else { "users" }
+                )
+            },
+            |c| c.query(st, &[&keys]),
+        )?;
         for row in &rows {
             let (slot, review) = self.review(row)?;
             let key = if by_item {
@@ -252,15 +282,16 @@ impl PgProfiles {
         if users.is_empty() {
             return Ok(());
         }
-        let rows = self
-            .client
-            .borrow_mut()
-            .query(&self.statements.positions, &[&users])
-            .map_err(query_err(format!(
-                "dataset {:?}: reading the positions of {} users",
-                self.info.name,
-                users.len()
-            )))?;
+        let rows = self.run(
+            || {
+                format!(
+                    "dataset {:?}: reading the positions of {} users",
+                    self.info.name,
+                    users.len()
+                )
+            },
+            |c| c.query(&self.statements.positions, &[&users]),
+        )?;
         for r in rows {
             cache.insert(r.get(0), r.get::<_, i64>(1).max(0) as usize);
         }
@@ -269,6 +300,14 @@ impl PgProfiles {
 }
 
 /// The text key an item is partitioned by (its JSON type is a separate column).
+/// Whether the coordinator answered with a connection failure (SQLSTATE class 08, which
+/// `postgres_fdw` reports when a shard's connection breaks) or a shutdown relayed from a shard
+/// (class 57P). An error without a code is this client's own connection.
+fn lost_shard_connection(e: &::postgres::Error) -> bool {
+    e.code()
+        .is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"))
+}
+
 fn key_of(item: &ItemId) -> String {
     match item {
         ItemId::Int(i) => i.to_string(),
@@ -371,26 +410,18 @@ impl UserDirectory for PgProfiles {
         if let Some(&p) = self.positions.borrow().get(user) {
             return Ok(Some(p));
         }
-        let row = self
-            .client
-            .borrow_mut()
-            .query_opt(&self.statements.position, &[&user])
-            .map_err(query_err(format!(
-                "dataset {:?}: user {user:?}",
-                self.info.name
-            )))?;
+        let row = self.run(
+            || format!("dataset {:?}: user {user:?}", self.info.name),
+            |c| c.query_opt(&self.statements.position, &[&user]),
+        )?;
         Ok(row.map(|r| r.get::<_, i64>(0).max(0) as usize))
     }
 
     fn user_at(&self, position: usize) -> Result<Option<String>> {
-        let row = self
-            .client
-            .borrow_mut()
-            .query_opt(&self.statements.user_at, &[&(position as i64)])
-            .map_err(query_err(format!(
-                "dataset {:?}: user at position {position}",
-                self.info.name
-            )))?;
+        let row = self.run(
+            || format!("dataset {:?}: user at position {position}", self.info.name),
+            |c| c.query_opt(&self.statements.user_at, &[&(position as i64)]),
+        )?;
         Ok(row.map(|r| r.get(0)))
     }
 
@@ -399,14 +430,15 @@ impl UserDirectory for PgProfiles {
     }
 
     fn user_reviews_at(&self, position: usize) -> Result<Option<SourcedProfile>> {
-        let rows = self
-            .client
-            .borrow_mut()
-            .query(&self.statements.reviews_at, &[&(position as i64)])
-            .map_err(query_err(format!(
-                "dataset {:?}: reading the reviews of the user at position {position}",
-                self.info.name
-            )))?;
+        let rows = self.run(
+            || {
+                format!(
+                    "dataset {:?}: reading the reviews of the user at position {position}",
+                    self.info.name
+                )
+            },
+            |c| c.query(&self.statements.reviews_at, &[&(position as i64)]),
+        )?;
         // Every user has a review: no rows means no user there.
         Ok(Some(self.reviews(rows)?).filter(|r| !r.is_empty()))
     }

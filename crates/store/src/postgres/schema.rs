@@ -2,7 +2,7 @@
 
 use ::postgres::Client;
 
-use super::{Error, PgStore, Result, connect_config, query_err, redact};
+use super::{Error, PgStore, Result, connect_config, driver_message, query_err, redact};
 
 /// The schema version this build reads and writes (`public.pgraphrag_schema`, component
 /// `profiles`).
@@ -403,9 +403,30 @@ pub(crate) fn check_partitions(client: &mut Client, info: &DatasetInfo) -> Resul
             if !info.servers.is_empty() {
                 client
                     .query(&format!("SELECT 1 FROM {part} LIMIT 1"), &[])
-                    .map_err(|e| problem(format!("unreadable ({e})")))?;
+                    .map_err(|e| problem(format!("unreadable ({})", driver_message(&e))))?;
             }
         }
     }
     Ok(())
+}
+
+/// Reads one partition on each shard server of a sharded dataset: the first server that does
+/// not answer, and why (`None` when every one answers, or on a single server).
+pub(crate) fn unanswering_shard(client: &mut Client, info: &DatasetInfo) -> Option<String> {
+    let s = dataset_schema(&info.name);
+    let (table, _) = REVIEW_TABLES[0];
+    info.servers
+        .iter()
+        .take(info.partitions)
+        .enumerate()
+        .find_map(|(k, server)| {
+            let part = format!("{s}.{}", partition_name(table, k));
+            let e = client
+                .query(&format!("SELECT 1 FROM {part} LIMIT 1"), &[])
+                .err()?;
+            Some(format!(
+                "shard server {server} does not answer ({}); start it, then retry",
+                driver_message(&e)
+            ))
+        })
 }
