@@ -261,7 +261,7 @@ pub struct Args {
 }
 
 /// The dataset and split names from a split file name like `amazon_dev.json`.
-fn names(path: &Path) -> (String, String) {
+pub(crate) fn names(path: &Path) -> (String, String) {
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -323,8 +323,8 @@ fn backend(args: &Args) -> anyhow::Result<(Backend, String, String)> {
     unreachable!("backend() loads a GGUF model unless --openai-url is given")
 }
 
-/// Loads the local GGUF model; returns it with its label for file names.
-fn load_gguf(args: &Args) -> anyhow::Result<(GgufModel, String)> {
+/// The local GGUF model file (`--model`, else [`default_model_path`]), which must exist.
+pub(crate) fn model_file(args: &Args) -> anyhow::Result<PathBuf> {
     let path = args.model.clone().unwrap_or_else(default_model_path);
     if !path.is_file() {
         bail!(
@@ -333,13 +333,18 @@ fn load_gguf(args: &Args) -> anyhow::Result<(GgufModel, String)> {
             path.display()
         );
     }
-    let weights = match args.weights {
-        WeightsArg::AsStored => WeightFormat::AsStored,
-        WeightsArg::Q8 => WeightFormat::Q8_0,
-    };
-    let opts = GgufOptions {
+    Ok(path)
+}
+
+/// The options the local model is loaded with (prompts too long for the context lose their
+/// beginning).
+pub(crate) fn gguf_options(args: &Args) -> GgufOptions {
+    GgufOptions {
         overflow: ContextOverflow::TruncateLeft,
-        weights,
+        weights: match args.weights {
+            WeightsArg::AsStored => WeightFormat::AsStored,
+            WeightsArg::Q8 => WeightFormat::Q8_0,
+        },
         engine: match args.engine {
             EngineArg::Auto => Engine::Auto,
             EngineArg::Native => Engine::Native,
@@ -354,8 +359,60 @@ fn load_gguf(args: &Args) -> anyhow::Result<(GgufModel, String)> {
             PrefillArg::Gemm => Prefill::Gemm,
         },
         ..Default::default()
+    }
+}
+
+/// The grid `pgraphrag bench` runs for `args`: its cells (with the `isum_` twins under
+/// `--item-summaries`), language, wrapper, batch and generation parameters; the item
+/// summaries themselves are added by [`run`]. `pgraphrag queue submit bench` submits the same.
+pub(crate) fn grid(args: &Args) -> anyhow::Result<Bench> {
+    let modes: Vec<Mode> = args.modes.iter().map(|&m| m.into()).collect();
+    if args.ks.is_empty() || args.ks.contains(&0) {
+        return Err(usage("--ks must list k values of at least 1 (e.g. 1,2,4)"));
+    }
+    let mut configs = pgraphrag_grid(&modes, &args.ks);
+    if args.item_summaries.is_some() {
+        let twins: Vec<RunConfig> = configs
+            .iter()
+            .filter(|c| matches!(c.mode, Mode::Neighbor | Mode::Both))
+            .map(|c| c.with_item_summary())
+            .collect();
+        if twins.is_empty() {
+            return Err(usage(
+                "--item-summaries adds the summary to neighbor and both cells: add one of them to --modes",
+            ));
+        }
+        configs.extend(twins);
+    }
+    if configs.is_empty() {
+        return Err(usage(
+            "the grid is empty: none and random run at k = 1 only, so add 1 to --ks or another mode",
+        ));
+    }
+    let mut bench = Bench::new(args.task, configs);
+    bench.language = match args.language {
+        Some(l) => l.into(),
+        None => Language::for_dataset(&names(&args.split).0),
     };
-    let model = GgufModel::load(&path, opts)
+    bench.wrapper = match args.wrapper {
+        WrapperArg::GptChat => Wrapper::GptChat,
+        WrapperArg::User => Wrapper::UserOnly,
+        WrapperArg::Llama3Raw => Wrapper::Llama3Raw,
+    };
+    bench.batch = args.batch.max(1);
+    bench.params.seed = args.seed;
+    bench.params.temperature = args.temperature;
+    bench.params.top_p = args.top_p;
+    if let Some(m) = args.max_tokens {
+        bench.params.max_tokens = m;
+    }
+    Ok(bench)
+}
+
+/// Loads the local GGUF model; returns it with its label for file names.
+fn load_gguf(args: &Args) -> anyhow::Result<(GgufModel, String)> {
+    let path = model_file(args)?;
+    let model = GgufModel::load(&path, gguf_options(args))
         .with_context(|| format!("loading the GGUF model {}", path.display()))?;
     // Which engine and kernels this CPU got (the kernels change speed, never results).
     eprintln!(
@@ -467,34 +524,8 @@ fn scorer(task: Task) -> anyhow::Result<Box<dyn Scorer>> {
 /// Runs `pgraphrag bench`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let task: Task = args.task;
-    let modes: Vec<Mode> = args.modes.iter().map(|&m| m.into()).collect();
-    if args.ks.is_empty() || args.ks.contains(&0) {
-        return Err(usage("--ks must list k values of at least 1 (e.g. 1,2,4)"));
-    }
-    let mut configs = pgraphrag_grid(&modes, &args.ks);
-    if args.item_summaries.is_some() {
-        let twins: Vec<RunConfig> = configs
-            .iter()
-            .filter(|c| matches!(c.mode, Mode::Neighbor | Mode::Both))
-            .map(|c| c.with_item_summary())
-            .collect();
-        if twins.is_empty() {
-            return Err(usage(
-                "--item-summaries adds the summary to neighbor and both cells: add one of them to --modes",
-            ));
-        }
-        configs.extend(twins);
-    }
-    if configs.is_empty() {
-        return Err(usage(
-            "the grid is empty: none and random run at k = 1 only, so add 1 to --ks or another mode",
-        ));
-    }
+    let mut bench = grid(&args)?;
     let (dataset, split_name) = names(&args.split);
-    let language = match args.language {
-        Some(l) => l.into(),
-        None => Language::for_dataset(&dataset),
-    };
 
     // Rank: the released code's graph and BM25 semantics, as `pgraphrag rank` does by default.
     let split = crate::args::load_split(&args.split)?;
@@ -560,21 +591,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let _ = f.write_all(format!("stored {key}\n").as_bytes());
         });
     }
-    let mut bench = Bench::new(task, configs);
-    bench.language = language;
-    bench.wrapper = match args.wrapper {
-        WrapperArg::GptChat => Wrapper::GptChat,
-        WrapperArg::User => Wrapper::UserOnly,
-        WrapperArg::Llama3Raw => Wrapper::Llama3Raw,
-    };
-    bench.batch = args.batch.max(1);
     bench.item_summaries = summaries;
-    bench.params.seed = args.seed;
-    bench.params.temperature = args.temperature;
-    bench.params.top_p = args.top_p;
-    if let Some(m) = args.max_tokens {
-        bench.params.max_tokens = m;
-    }
     eprintln!(
         "bench: {} users of {dataset}_{split_name}, task {}, {} configs, model {label}, cache {}",
         profiles.len(),

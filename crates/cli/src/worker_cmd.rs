@@ -21,6 +21,7 @@ use pgraphrag_store::queue::{
 
 use crate::error::{OrUsage, usage};
 
+mod bench;
 mod summarize;
 
 /// Where the queue is and how it behaves (shared by `worker` and `queue`).
@@ -148,6 +149,9 @@ pub enum SubmitJob {
     /// Summarise every user of a LaMP questions file into a summary store (the summaries
     /// `pgraphrag summarize` writes; it then finds them all done, and `--export` writes them).
     Summarize(summarize::SubmitSummarizeArgs),
+    /// Answer PGraphRAG's generation grid (the options of `pgraphrag bench`) into its
+    /// generation cache; `pgraphrag bench` with the same options then only scores.
+    Bench(Box<bench::SubmitBenchArgs>),
 }
 
 /// Arguments of `pgraphrag queue submit embed`.
@@ -335,6 +339,9 @@ pub fn run_queue(args: QueueArgs) -> anyhow::Result<()> {
         QueueCommand::Submit(SubmitArgs {
             job: SubmitJob::Summarize(a),
         }) => summarize::submit(a),
+        QueueCommand::Submit(SubmitArgs {
+            job: SubmitJob::Bench(a),
+        }) => bench::submit(*a),
         QueueCommand::Status(a) => status(a),
         QueueCommand::Export(a) => export(a),
     }

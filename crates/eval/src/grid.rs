@@ -199,7 +199,7 @@ pub struct ConfigOutputs {
 /// assert_eq!(stats.jobs, 11);
 /// assert!(stats.unique_prompts < 11); // empty lists make k = 1, 2, 4 identical
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Bench {
     /// The task.
     pub task: Task,
@@ -218,6 +218,7 @@ pub struct Bench {
     /// Item summaries by [`crate::cold_start::item_summary_key`], read by the cells with
     /// [`RunConfig::item_summary`]; a profile without one gets the cell's prompt without a
     /// summary. Empty by default.
+    #[serde(default, skip_serializing_if = "HashMap::is_empty")]
     pub item_summaries: HashMap<String, String>,
 }
 

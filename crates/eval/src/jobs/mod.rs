@@ -12,7 +12,9 @@
 //! `dense`, `JobSpec::Embed`: a corpus encoded into an embedding cache in chunks of texts (the
 //! vectors `pgraphrag embed --cache` then reads instead of encoding). [`JobSpec::Summarize`]:
 //! every user of a LaMP questions file summarised into a summary store in chunks of users, the
-//! summaries `pgraphrag summarize` writes.
+//! summaries `pgraphrag summarize` writes. [`JobSpec::Bench`]: PGraphRAG's generation grid
+//! (`pgraphrag bench`) over the first users of a split in chunks of users, every answer
+//! committed to a generation cache that `pgraphrag bench --cache` then reads.
 //!
 //! A unit is done when its records are committed; a unit delivered again (after a crash
 //! between commit and ack, or a resubmission) is found done and not computed again.
@@ -46,12 +48,14 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+mod bench;
 #[cfg(feature = "dense")]
 mod embed;
 mod rank;
 mod sink;
 mod summarize;
 
+pub use bench::BenchSpec;
 #[cfg(feature = "dense")]
 pub use embed::{EmbedSpec, count_texts};
 pub use rank::{RankSpec, StoreProfiles, export_ranking};
@@ -178,16 +182,20 @@ pub enum JobSpec {
     Embed(EmbedSpec),
     /// Summarise every user of a LaMP questions file into a summary store.
     Summarize(SummarizeSpec),
+    /// Answer PGraphRAG's generation grid for the first users of a split into a generation
+    /// cache.
+    Bench(Box<BenchSpec>),
 }
 
 impl JobSpec {
-    /// The kind (`rank`, `embed`, `summarize`), the unit subject token.
+    /// The kind (`rank`, `embed`, `summarize`, `bench`), the unit subject token.
     pub fn kind(&self) -> &'static str {
         match self {
             JobSpec::Rank(_) => "rank",
             #[cfg(feature = "dense")]
             JobSpec::Embed(_) => "embed",
             JobSpec::Summarize(_) => "summarize",
+            JobSpec::Bench(_) => "bench",
         }
     }
 
@@ -198,8 +206,71 @@ impl JobSpec {
             #[cfg(feature = "dense")]
             JobSpec::Embed(e) => e.texts_count,
             JobSpec::Summarize(s) => s.users,
+            JobSpec::Bench(b) => b.rank.users,
         }
     }
+}
+
+/// Opens an artifact store (`what` names it in errors) at `location`: `sqlite` opens a file
+/// path, `postgres` a `postgres://` URL (feature `postgres`; without it a URL is
+/// [`Error::UnsupportedStore`]).
+fn open_artifact<T, E: std::error::Error + 'static>(
+    location: &str,
+    what: &str,
+    sqlite: impl FnOnce(&std::path::Path) -> std::result::Result<T, E>,
+    #[cfg(feature = "postgres")] postgres: impl FnOnce(&str) -> std::result::Result<T, E>,
+) -> Result<T> {
+    let is_url = pgraphrag_store::is_postgres_url(location);
+    let opened = if is_url {
+        #[cfg(feature = "postgres")]
+        {
+            postgres(location)
+        }
+        #[cfg(not(feature = "postgres"))]
+        {
+            return Err(Error::UnsupportedStore {
+                store: location.to_string(),
+            });
+        }
+    } else {
+        sqlite(std::path::Path::new(location))
+    };
+    opened.map_err(|e| {
+        #[cfg(feature = "postgres")]
+        let shown = if is_url {
+            pgraphrag_store::postgres::redact(location)
+        } else {
+            location.to_string()
+        };
+        #[cfg(not(feature = "postgres"))]
+        let shown = location;
+        Error::InvalidJob(format!(
+            "{what} {shown}: {}",
+            pgraphrag_core::error_chain(&e)
+        ))
+    })
+}
+
+/// Loads the GGUF model at `path` with `options` for a job (a missing file is
+/// [`Error::Input`], a model that does not load [`Error::InvalidJob`]).
+fn load_gguf(
+    path: &std::path::Path,
+    options: pgraphrag_llm::GgufOptions,
+) -> Result<pgraphrag_llm::GgufModel> {
+    if !path.is_file() {
+        return Err(Error::Input {
+            path: path.to_path_buf(),
+            reason: "model file not found (scripts/fetch-llms.sh --smollm-only fetches SmolLM2)"
+                .into(),
+        });
+    }
+    pgraphrag_llm::GgufModel::load(path, options).map_err(|e| {
+        Error::InvalidJob(format!(
+            "loading the model {}: {}",
+            path.display(),
+            pgraphrag_core::error_chain(&e)
+        ))
+    })
 }
 
 /// One unit as carried by a queue (the payload is this, as JSON).
@@ -296,8 +367,9 @@ pub fn plan(spec: &JobSpec, store: &str, chunk: usize) -> Result<Plan> {
 pub enum UnitOutcome {
     /// Computed and committed.
     Stored {
-        /// Items done: records stored (ranking), texts encoded into their cache, or users
-        /// summarised (or found summarised) into their summary store.
+        /// Items done: records stored (ranking), texts encoded into their cache, users
+        /// summarised (or found summarised) into their summary store, or users whose grid
+        /// prompts are all answered in the generation cache (bench).
         items: usize,
         /// Seconds the computation took.
         seconds: f64,
@@ -321,6 +393,7 @@ pub struct JobRunner {
     #[cfg(feature = "dense")]
     embed: embed::EmbedCache,
     summarize: summarize::SummarizeCache,
+    bench: bench::BenchCache,
 }
 
 impl JobRunner {
@@ -351,6 +424,7 @@ impl JobRunner {
             #[cfg(feature = "dense")]
             embed: embed::EmbedCache::default(),
             summarize: summarize::SummarizeCache::default(),
+            bench: bench::BenchCache::default(),
         }
     }
 
@@ -406,6 +480,7 @@ impl JobRunner {
             #[cfg(feature = "dense")]
             JobSpec::Embed(spec) => (Vec::new(), self.embed.run(&msg, spec)?),
             JobSpec::Summarize(spec) => (Vec::new(), self.summarize.run(&msg, spec)?),
+            JobSpec::Bench(spec) => (Vec::new(), self.bench.run(&msg, spec)?),
         };
         let seconds = t.elapsed().as_secs_f64();
         let done = UnitDone {
@@ -420,33 +495,52 @@ impl JobRunner {
     }
 }
 
+/// The SmolLM2 model of the job tests: `None` (skipped, with a message) when it is missing,
+/// except under `CI=true`, where `scripts/test.sh` fetches it and a missing model fails.
+#[cfg(test)]
+pub(crate) fn test_model() -> Option<PathBuf> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    if p.is_file() {
+        return Some(p);
+    }
+    let msg = format!(
+        "the SmolLM2 model is missing at {} (scripts/fetch-llms.sh --smollm-only)",
+        p.display()
+    );
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
+    eprintln!("SKIPPED: {msg}");
+    None
+}
+
+/// A split of 7 users over 3 items, so users have neighbours and random reviews vary.
+#[cfg(test)]
+pub(crate) fn test_split(dir: &std::path::Path) -> PathBuf {
+    let mut users = Vec::new();
+    for u in 0..7 {
+        let profile: Vec<serde_json::Value> = (0..3)
+            .map(|k| {
+                serde_json::json!({"title": format!("title {u} {k}"), "text": format!("soap {} nice {k}", u % 3),
+                 "rating": (u + k) % 5 + 1, "pid": format!("p{}", (u + k) % 3)})
+            })
+            .collect();
+        users.push(serde_json::json!({"id": format!("u{u}"), "profile": profile}));
+    }
+    let p = dir.join("split.json");
+    std::fs::write(&p, serde_json::to_vec(&users).unwrap()).unwrap();
+    p
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use pgraphrag_core::{NoProgress, Task};
     use pgraphrag_data::RankingRecord;
 
-    /// A split of 7 users over 3 items, so users have neighbours and random reviews vary.
-    fn split_file(dir: &std::path::Path) -> PathBuf {
-        let mut users = Vec::new();
-        for u in 0..7 {
-            let profile: Vec<serde_json::Value> = (0..3)
-                .map(|k| {
-                    serde_json::json!({"title": format!("title {u} {k}"), "text": format!("soap {} nice {k}", u % 3),
-                     "rating": (u + k) % 5 + 1, "pid": format!("p{}", (u + k) % 3)})
-                })
-                .collect();
-            users.push(serde_json::json!({"id": format!("u{u}"), "profile": profile}));
-        }
-        let p = dir.join("split.json");
-        std::fs::write(&p, serde_json::to_vec(&users).unwrap()).unwrap();
-        p
-    }
-
     #[test]
     fn units_in_any_order_on_two_runners_give_rank_all_exactly() {
         let dir = tempfile::tempdir().unwrap();
-        let split_path = split_file(dir.path());
+        let split_path = test_split(dir.path());
         let store = dir.path().join("jobs.sqlite");
         let spec = RankSpec::new(&split_path, Task::Text, 7);
         let planned = plan(
@@ -506,7 +600,7 @@ mod tests {
         let e = r.run(b"not json").unwrap_err();
         assert!(matches!(e, Error::BadUnit { .. }), "{e}");
         let dir = tempfile::tempdir().unwrap();
-        let split_path = split_file(dir.path());
+        let split_path = test_split(dir.path());
         let spec = JobSpec::Rank(RankSpec::new(&split_path, Task::Title, 7));
         let p = plan(&spec, "postgres://db/x", 7).unwrap();
         let e = r.run(&p.units[0].payload).unwrap_err();

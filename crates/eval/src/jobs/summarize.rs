@@ -171,35 +171,13 @@ fn user_index(questions: &[LampQuestion], scope: SummaryScope, cap: usize) -> (V
 /// Opens the summary store at `location`: a SQLite file, or a PostgreSQL URL (feature
 /// `postgres`).
 fn open_store(location: &str) -> Result<SummaryStore> {
-    let is_url = pgraphrag_store::is_postgres_url(location);
-    let opened = if is_url {
+    super::open_artifact(
+        location,
+        "summary store",
+        SummaryStore::open,
         #[cfg(feature = "postgres")]
-        {
-            SummaryStore::open_postgres(location)
-        }
-        #[cfg(not(feature = "postgres"))]
-        {
-            return Err(Error::UnsupportedStore {
-                store: location.to_string(),
-            });
-        }
-    } else {
-        SummaryStore::open(Path::new(location))
-    };
-    opened.map_err(|e| {
-        #[cfg(feature = "postgres")]
-        let shown = if is_url {
-            pgraphrag_store::postgres::redact(location)
-        } else {
-            location.to_string()
-        };
-        #[cfg(not(feature = "postgres"))]
-        let shown = location;
-        Error::InvalidJob(format!(
-            "summary store {shown}: {}",
-            pgraphrag_core::error_chain(&e)
-        ))
-    })
+        SummaryStore::open_postgres,
+    )
 }
 
 /// A loaded model and its fitting budget.
@@ -235,21 +213,14 @@ impl Model {
 /// Loads the spec's model and its budget, as `pgraphrag summarize` does.
 fn load_model(spec: &SummarizeSpec) -> Result<Model> {
     Model::prompt(spec)?;
-    if !spec.model.is_file() {
-        return Err(Error::Input {
-            path: spec.model.clone(),
-            reason: "model file not found (scripts/fetch-llms.sh --smollm-only fetches SmolLM2)"
-                .into(),
-        });
-    }
+    let model = super::load_gguf(&spec.model, GgufOptions::default())?;
     let failed = |e: pgraphrag_llm::LlmError| {
         Error::InvalidJob(format!(
-            "loading the model {}: {}",
+            "the model {}: {}",
             spec.model.display(),
             pgraphrag_core::error_chain(&e)
         ))
     };
-    let model = GgufModel::load(&spec.model, GgufOptions::default()).map_err(failed)?;
     if spec.context > model.context_length() {
         return Err(Error::InvalidJob(format!(
             "a context of {} tokens exceeds the model's {}",
@@ -363,22 +334,6 @@ mod tests {
     use super::*;
     use pgraphrag_core::LampProfileItem;
 
-    fn model_path() -> Option<PathBuf> {
-        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../models/SmolLM2-135M-Instruct.Q4_1.gguf");
-        if p.is_file() {
-            return Some(p);
-        }
-        let msg = format!(
-            "the SmolLM2 model is missing at {} (scripts/fetch-llms.sh --smollm-only)",
-            p.display()
-        );
-        // CI fetches the model (scripts/test.sh): there a missing model is a failure.
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
-        eprintln!("SKIPPED: {msg}");
-        None
-    }
-
     /// A LaMP-7 questions file: `n` users with three tweets each, one with two questions
     /// (same profile) and one with an empty profile.
     fn questions_file(dir: &Path, n: usize) -> PathBuf {
@@ -414,7 +369,9 @@ mod tests {
 
     #[test]
     fn summary_units_out_of_order_equal_one_summarize_run() {
-        let Some(model) = model_path() else { return };
+        let Some(model) = super::super::test_model() else {
+            return;
+        };
         let dir = tempfile::tempdir().unwrap();
         let input = questions_file(dir.path(), 3);
         let users = count_users(&input, LampTask::Lamp7, SummaryScope::User).unwrap();

@@ -29,7 +29,8 @@ pub enum ContextOverflow {
 }
 
 /// How the weight matrices are held in memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum WeightFormat {
     /// Exactly as stored in the file (bit-faithful to the GGUF).
@@ -43,7 +44,8 @@ pub enum WeightFormat {
 }
 
 /// Which implementation runs the network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Engine {
     /// The native CPU engine for llama-architecture models on the CPU, candle otherwise.
@@ -64,7 +66,8 @@ pub enum Engine {
 /// Both compute the same network with f32 activations against the dequantized weights; they
 /// differ in the order of the floating-point operations, so outputs can differ in the last
 /// bits (and, rarely, a sampled token).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Prefill {
     /// Packed AVX-512/AVX2 kernels in which every value of a token is one fixed chain of
@@ -85,7 +88,8 @@ pub enum Prefill {
 ///
 /// Prompts run through the f32 path chosen by [`Prefill`]; this choice is about
 /// single-token steps, whose cost is reading the weights.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Activations {
     /// Each 32-value block of the activations is quantized to `i8` with one scale, and a weight

@@ -1,0 +1,329 @@
+//! The bench job: PGraphRAG's generation grid (`pgraphrag bench`) over the first users of a
+//! split, in chunks of users, its generations committed to a shared generation cache.
+//!
+//! A unit ranks its users as the ranking job does (the same records, random reviews included:
+//! [`RankSpec`]), builds every grid cell's prompt for them exactly as [`Bench`] does, and
+//! generates each distinct prompt the cache lacks, committing each answer as it finishes. When
+//! every unit is done, `pgraphrag bench` with the same options and `--cache` computes nothing:
+//! every prompt is a cache hit, and its `results.md`, `results.csv` and OUTPUT files are those
+//! of a run that generated them itself (the native engine answers a prompt identically whatever
+//! else is in its batch). A unit delivered again after a crash finds its finished answers in
+//! the cache and generates only the rest.
+use std::path::PathBuf;
+
+use pgraphrag_data::RankingRecord;
+use pgraphrag_llm::{
+    Activations, ContextOverflow, Engine, GgufModel, GgufOptions, Prefill, WeightFormat,
+};
+use serde::{Deserialize, Serialize};
+
+use super::rank::RankCache;
+use super::{Error, RankSpec, Result, UnitMessage};
+use crate::{Bench, CachedGenerator, GenerationCache};
+
+/// What a bench job computes: the grid `bench` over the users `rank` ranks, answered by a local
+/// GGUF model into the generation cache `cache`.
+///
+/// ```
+/// use pgraphrag_core::Task;
+/// use pgraphrag_eval::jobs::{BenchSpec, JobSpec, RankSpec, plan};
+/// use pgraphrag_eval::{Bench, pgraphrag_grid};
+/// use pgraphrag_prompt::pgraphrag::Mode;
+/// let bench = Bench::new(Task::Rating, pgraphrag_grid(&[Mode::None, Mode::User], &[1, 8]));
+/// let rank = RankSpec::new("/data/amazon_dev.json".as_ref(), Task::Rating, 200);
+/// let spec = BenchSpec::new(rank, bench, "/models/SmolLM2.gguf", "/runs/bench/cache.sqlite");
+/// // Ranked as `pgraphrag bench` ranks: at least the notebook's top 5, as deep as the largest k.
+/// assert_eq!(spec.rank.top, 8);
+/// let planned = plan(&JobSpec::Bench(Box::new(spec)), "/runs/jobs.sqlite", 25).unwrap();
+/// assert_eq!((planned.job.kind.as_str(), planned.units.len()), ("bench", 8));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchSpec {
+    /// Which users, ranked how (a split file, or a dataset of the PostgreSQL profile store).
+    pub rank: RankSpec,
+    /// The grid: task, cells, language, wrapper, generation parameters, batch. Item summaries
+    /// are not part of a job (refused by [`BenchSpec::check`]).
+    pub bench: Bench,
+    /// The GGUF model file (absolute path; every worker reads it there).
+    pub model: PathBuf,
+    /// How the model holds its weights (part of its cache id).
+    pub weights: WeightFormat,
+    /// Which implementation runs it.
+    pub engine: Engine,
+    /// The native engine's decoding arithmetic (part of the cache id).
+    pub activations: Activations,
+    /// The native engine's prompt processing (part of the cache id).
+    pub prefill: Prefill,
+    /// The generation cache: a SQLite file (absolute path, on storage every worker shares) or a
+    /// PostgreSQL URL (workers built with the feature `postgres`).
+    pub cache: String,
+}
+
+impl BenchSpec {
+    /// The grid `bench` over `rank`'s users with the model file `model` into the generation
+    /// cache `cache`, with `pgraphrag bench`'s model defaults (weights as stored, the engine
+    /// chosen automatically, Q8 activations, row-wise prefill). Ranks at least as deep as the
+    /// grid's largest k, as `pgraphrag bench` does.
+    pub fn new(
+        mut rank: RankSpec,
+        bench: Bench,
+        model: impl Into<PathBuf>,
+        cache: impl Into<String>,
+    ) -> Self {
+        rank.task = bench.task;
+        rank.top = bench.configs.iter().map(|c| c.k).fold(rank.top, usize::max);
+        BenchSpec {
+            rank,
+            bench,
+            model: model.into(),
+            weights: WeightFormat::default(),
+            engine: Engine::default(),
+            activations: Activations::default(),
+            prefill: Prefill::default(),
+            cache: cache.into(),
+        }
+    }
+
+    /// The options the model is loaded with: `pgraphrag bench`'s (prompts too long for the
+    /// context lose their beginning).
+    ///
+    /// ```
+    /// # use pgraphrag_core::Task;
+    /// # use pgraphrag_eval::{Bench, jobs::{BenchSpec, RankSpec}};
+    /// # let rank = RankSpec::new("/d/s.json".as_ref(), Task::Title, 1);
+    /// let mut spec = BenchSpec::new(rank, Bench::new(Task::Title, vec![]), "/m.gguf", "/c.sqlite");
+    /// spec.activations = pgraphrag_llm::Activations::F32;
+    /// assert_eq!(spec.options().activations, pgraphrag_llm::Activations::F32);
+    /// ```
+    pub fn options(&self) -> GgufOptions {
+        GgufOptions {
+            overflow: ContextOverflow::TruncateLeft,
+            weights: self.weights,
+            engine: self.engine,
+            activations: self.activations,
+            prefill: self.prefill,
+            ..Default::default()
+        }
+    }
+
+    /// Checks the job as a worker would run it: loads the model and opens the generation cache
+    /// (so a bad model or cache is an error at submission, not a dead letter per unit), and
+    /// refuses an empty grid and item summaries. Returns the model's cache id.
+    ///
+    /// ```no_run
+    /// # use pgraphrag_core::Task;
+    /// # use pgraphrag_eval::{Bench, pgraphrag_grid, jobs::{BenchSpec, RankSpec}};
+    /// # use pgraphrag_prompt::pgraphrag::Mode;
+    /// let rank = RankSpec::new("/data/amazon_dev.json".as_ref(), Task::Rating, 200);
+    /// let bench = Bench::new(Task::Rating, pgraphrag_grid(&[Mode::None], &[1]));
+    /// let spec = BenchSpec::new(rank, bench, "models/SmolLM2-135M-Instruct.Q4_1.gguf", "cache.sqlite");
+    /// println!("answers cached under {}", spec.check().unwrap());
+    /// ```
+    pub fn check(&self) -> Result<String> {
+        self.check_grid()?;
+        let model = super::load_gguf(&self.model, self.options())?;
+        open_cache(&self.cache)?;
+        Ok(model.cache_id())
+    }
+
+    fn check_grid(&self) -> Result<()> {
+        if self.bench.configs.is_empty() {
+            return Err(Error::InvalidJob("the bench grid has no cells".into()));
+        }
+        if !self.bench.item_summaries.is_empty() {
+            return Err(Error::InvalidJob(
+                "item summaries are not part of a bench job: run `pgraphrag bench --item-summaries` instead"
+                    .into(),
+            ));
+        }
+        if self.bench.task != self.rank.task {
+            return Err(Error::InvalidJob(format!(
+                "the grid's task {} is not the ranking's {}",
+                self.bench.task.reference_name(),
+                self.rank.task.reference_name()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Opens the generation cache at `location`.
+fn open_cache(location: &str) -> Result<GenerationCache> {
+    super::open_artifact(
+        location,
+        "generation cache",
+        GenerationCache::open,
+        #[cfg(feature = "postgres")]
+        GenerationCache::open_postgres,
+    )
+}
+
+/// A loaded model wrapped in its cache, and what it was loaded for.
+struct Loaded {
+    model: PathBuf,
+    options: (WeightFormat, Engine, Activations, Prefill),
+    cache: String,
+    generator: CachedGenerator<GgufModel>,
+}
+
+/// What a worker keeps between bench units: the ranking job's state (loaded split or store,
+/// rankers) and the last model with its generation cache.
+#[derive(Default)]
+pub(crate) struct BenchCache {
+    rank: RankCache,
+    loaded: Option<Loaded>,
+}
+
+impl BenchCache {
+    /// Ranks the unit's users, then answers every grid prompt of theirs the cache lacks.
+    /// Returns the users done.
+    pub(crate) fn run(&mut self, msg: &UnitMessage, spec: &BenchSpec) -> Result<usize> {
+        spec.check_grid()?;
+        let rows = self.rank.run(msg, &spec.rank)?;
+        // The prompts read the ranking file's values (`int()` ratings, `"None"` strings), as
+        // `pgraphrag bench` does.
+        let profiles = rows
+            .iter()
+            .map(|(_, json)| {
+                serde_json::from_str::<RankingRecord>(json)
+                    .map(|r| r.to_profile())
+                    .map_err(|e| Error::InvalidJob(format!("reading back a ranking record: {e}")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let options = (spec.weights, spec.engine, spec.activations, spec.prefill);
+        let same = self.loaded.as_ref().is_some_and(|l| {
+            l.model == spec.model && l.options == options && l.cache == spec.cache
+        });
+        if !same {
+            self.loaded = None;
+            let model = super::load_gguf(&spec.model, spec.options())?;
+            let id = model.cache_id();
+            self.loaded = Some(Loaded {
+                model: spec.model.clone(),
+                options,
+                cache: spec.cache.clone(),
+                generator: CachedGenerator::new(model, id, open_cache(&spec.cache)?),
+            });
+        }
+        let generator = &self.loaded.as_ref().expect("loaded above").generator;
+        if let Err(source) = spec.bench.run(&profiles, generator) {
+            // The cache's connection may be what failed: the next unit opens a fresh one.
+            self.loaded = None;
+            return Err(Error::Work {
+                job: msg.job.clone(),
+                unit: msg.unit,
+                source: Box::new(source),
+            });
+        }
+        Ok(profiles.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{JobRunner, JobSpec, UnitOutcome, plan, test_model, test_split};
+    use super::*;
+    use pgraphrag_core::{NoProgress, Task};
+    use pgraphrag_prompt::pgraphrag::Mode;
+    use pgraphrag_retrieval::profile::ProfileRanker;
+
+    #[test]
+    fn units_out_of_order_fill_the_cache_and_the_bench_then_generates_nothing() {
+        let Some(model) = test_model() else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let split_path = test_split(dir.path());
+        let cache = dir.path().join("cache.sqlite");
+        let bench = Bench::new(
+            Task::Rating,
+            crate::pgraphrag_grid(&[Mode::None, Mode::User, Mode::Random], &[1]),
+        );
+        let rank = RankSpec::new(&split_path, Task::Rating, 7);
+        let spec = BenchSpec::new(rank, bench.clone(), &model, cache.display().to_string());
+        let id = spec.check().unwrap();
+        let store = dir.path().join("jobs.sqlite").display().to_string();
+        let planned = plan(&JobSpec::Bench(Box::new(spec.clone())), &store, 3).unwrap();
+        assert_eq!(planned.units.len(), 3);
+        let (mut a, mut b) = (JobRunner::sqlite("a"), JobRunner::sqlite("b"));
+        // Out of order on two runners: the random reviews follow the one seeded stream.
+        for (i, u) in [2, 0, 1].iter().enumerate() {
+            let r = if i % 2 == 0 { &mut a } else { &mut b };
+            let out = r.run(&planned.units[*u].payload).unwrap();
+            assert!(matches!(out, UnitOutcome::Stored { .. }), "{out:?}");
+        }
+        assert_eq!(
+            a.run(&planned.units[1].payload).unwrap(),
+            UnitOutcome::AlreadyDone
+        );
+
+        // `pgraphrag bench`'s ranking and grid over every user, from the job's cache.
+        let split = pgraphrag_data::load_split(&split_path).unwrap();
+        let recipe = crate::Recipe::ReleasedCode;
+        let graph = recipe.graph(&split);
+        let ranker = ProfileRanker::new(recipe.bm25(), spec.rank.profile_options());
+        let ranked = crate::rank_all(
+            &split,
+            &graph,
+            recipe.id_policy(),
+            Task::Rating,
+            ranker,
+            &NoProgress,
+        )
+        .unwrap();
+        let profiles: Vec<_> = ranked
+            .iter()
+            .map(|p| RankingRecord::from_profile(p).to_profile())
+            .collect();
+        assert!(profiles.iter().any(|p| p.random.is_some()));
+        let m = GgufModel::load(&model, spec.options()).unwrap();
+        let cached = CachedGenerator::new(&m, id.clone(), GenerationCache::open(&cache).unwrap());
+        let (outputs, stats) = bench.run(&profiles, &cached).unwrap();
+        assert_eq!(stats.generated, 0, "{stats:?}");
+        assert_eq!(stats.cache_hits, stats.unique_prompts);
+        // The same answers as generating them in one run.
+        let fresh = CachedGenerator::new(&m, id, GenerationCache::in_memory().unwrap());
+        let (direct, s) = bench.run(&profiles, &fresh).unwrap();
+        assert_eq!(s.generated, s.unique_prompts);
+        assert_eq!(outputs, direct);
+    }
+
+    #[test]
+    fn unusable_grids_are_refused() {
+        let rank = RankSpec::new("/d/s.json".as_ref(), Task::Title, 3);
+        let empty = BenchSpec::new(rank.clone(), Bench::new(Task::Title, vec![]), "/m", "/c");
+        assert!(empty.check().unwrap_err().to_string().contains("no cells"));
+        let grid = crate::pgraphrag_grid(&[Mode::None], &[1]);
+        let mut other = BenchSpec::new(
+            rank.clone(),
+            Bench::new(Task::Title, grid.clone()),
+            "/m",
+            "/c",
+        );
+        other.rank.task = Task::Rating;
+        assert!(
+            other
+                .check()
+                .unwrap_err()
+                .to_string()
+                .contains("not the ranking's")
+        );
+        let mut summaries = BenchSpec::new(rank, Bench::new(Task::Title, grid), "/m", "/c");
+        summaries
+            .bench
+            .item_summaries
+            .insert("k".into(), "v".into());
+        assert!(
+            summaries
+                .check()
+                .unwrap_err()
+                .to_string()
+                .contains("item summaries")
+        );
+        let missing = BenchSpec::new(
+            RankSpec::new("/d/s.json".as_ref(), Task::Title, 3),
+            Bench::new(Task::Title, crate::pgraphrag_grid(&[Mode::None], &[1])),
+            "/no/such/model.gguf",
+            "/c",
+        );
+        assert!(matches!(missing.check(), Err(Error::Input { .. })));
+    }
+}
