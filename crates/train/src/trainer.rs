@@ -1,7 +1,7 @@
 //! The trainer every training job shares: seeded data order, gradient accumulation, AdamW,
 //! validation and early stopping, and atomic checkpoints a killed run resumes from.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use candle_core::{Tensor, Var};
@@ -116,6 +116,14 @@ pub enum TrainEvent {
         loss: f32,
         /// The best validation loss so far (this one included).
         best: f32,
+    },
+    /// The validation loss reached a new best: the parameters were written to
+    /// [`Trainer::best_path`] (when the run has a checkpoint path).
+    Best {
+        /// Optimizer steps done.
+        step: u64,
+        /// The validation loss.
+        loss: f32,
     },
     /// A checkpoint was written.
     Checkpoint {
@@ -255,15 +263,7 @@ impl Trainer {
                 "the objective has no trainable variables".into(),
             ));
         }
-        let identity = format!(
-            "{}|seed={}|batch={}|accum={}|n={}|opt={:?}",
-            obj.identity(),
-            cfg.seed,
-            cfg.batch_size,
-            cfg.grad_accum,
-            train.len(),
-            cfg.optimizer
-        );
+        let identity = self.identity(obj, train.len());
         let mut opt = AdamW::new(vars.clone(), cfg.optimizer.clone())?;
         let mut st = RunState {
             step: 0,
@@ -389,7 +389,8 @@ impl Trainer {
             }
             if !val.is_empty() && cfg.eval_every.is_some_and(|e| st.step.is_multiple_of(e)) {
                 last_eval = Some(st.step);
-                if self.validate(obj, val, &mut st, on_event)? == Flow::Stop {
+                let saved = (&names[..], &vars[..], &opt);
+                if self.validate(obj, val, &mut st, saved, on_event)? == Flow::Stop {
                     report.interrupted = true;
                     return Ok(self.finish(report, &st));
                 }
@@ -407,7 +408,7 @@ impl Trainer {
         }
         if !val.is_empty() && !st.stopped && last_eval != Some(st.step) && cfg.eval_every.is_some()
         {
-            let _ = self.validate(obj, val, &mut st, on_event)?;
+            let _ = self.validate(obj, val, &mut st, (&names, &vars, &opt), on_event)?;
         }
         if saved_at != Some(st.step) {
             self.save(&names, &vars, &opt, &st)?;
@@ -417,6 +418,63 @@ impl Trainer {
         }
         report.stopped_early = st.stopped;
         Ok(self.finish(report, &st))
+    }
+
+    /// What identifies a run of `obj` on `n` training examples in its checkpoints: the
+    /// objective's identity and the settings that fix the data order and the updates.
+    fn identity<O: Objective>(&self, obj: &O, n: usize) -> String {
+        let cfg = &self.config;
+        format!(
+            "{}|seed={}|batch={}|accum={}|n={n}|opt={:?}",
+            obj.identity(),
+            cfg.seed,
+            cfg.batch_size,
+            cfg.grad_accum,
+            cfg.optimizer
+        )
+    }
+
+    /// Where the parameters of the best validation so far are kept: the checkpoint path with
+    /// `.best` before its extension (`run.safetensors` → `run.best.safetensors`). `None`
+    /// without a checkpoint path. The file is a checkpoint of the step that validated best
+    /// (written atomically when a validation improves), so a killed run keeps it too.
+    ///
+    /// ```
+    /// use pgraphrag_train::{TrainConfig, Trainer};
+    /// let t = Trainer::new(TrainConfig::default(), Some("runs/lora.safetensors".into()))?;
+    /// assert_eq!(t.best_path().unwrap(), std::path::Path::new("runs/lora.best.safetensors"));
+    /// # Ok::<(), pgraphrag_train::TrainError>(())
+    /// ```
+    pub fn best_path(&self) -> Option<PathBuf> {
+        let path = self.checkpoint.as_deref()?;
+        let stem = path.file_stem()?.to_string_lossy();
+        Some(match path.extension() {
+            Some(ext) => path.with_file_name(format!("{stem}.best.{}", ext.to_string_lossy())),
+            None => path.with_file_name(format!("{stem}.best")),
+        })
+    }
+
+    /// Sets `obj`'s variables to the parameters of the best validation of its run on `n_train`
+    /// training examples (the file at [`Trainer::best_path`]); returns that step, or `None`
+    /// when there is no such file (no checkpoint path, or no validation yet). A file of another
+    /// run, or a damaged one, is a [`TrainError::Checkpoint`].
+    pub fn restore_best<O: Objective>(&self, obj: &O, n_train: usize) -> Result<Option<u64>> {
+        let Some(path) = self.best_path().filter(|p| p.exists()) else {
+            return Ok(None);
+        };
+        let (names, vars): (Vec<String>, Vec<Var>) = obj.named_vars().into_iter().unzip();
+        let Some(dev) = vars.first().map(|v| v.device().clone()) else {
+            return Err(TrainError::Input(
+                "the objective has no trainable variables".into(),
+            ));
+        };
+        let shapes: Vec<Vec<usize>> = vars.iter().map(|v| v.dims().to_vec()).collect();
+        let identity = self.identity(obj, n_train);
+        let saved = checkpoint::load(&path, &names, &shapes, &identity, &dev)?;
+        for (v, t) in vars.iter().zip(&saved.params) {
+            v.set(t).ctx(|| "restoring a parameter".into())?;
+        }
+        Ok(Some(saved.state.step))
     }
 
     fn finish(&self, mut report: TrainReport, st: &RunState) -> TrainReport {
@@ -430,8 +488,7 @@ impl Trainer {
         let Some(path) = self.checkpoint.as_deref() else {
             return Ok(());
         };
-        let params: Vec<Tensor> = vars.iter().map(|v| v.as_tensor().clone()).collect();
-        checkpoint::save(path, names, &params, opt.state(), st)
+        save_to(path, names, vars, opt, st)
     }
 
     /// Mean validation loss (batches weighted by their size); updates the best loss and the
@@ -441,6 +498,7 @@ impl Trainer {
         obj: &O,
         val: &[O::Example],
         st: &mut RunState,
+        (names, vars, opt): (&[String], &[Var], &AdamW),
         on_event: &mut dyn FnMut(&TrainEvent) -> Flow,
     ) -> Result<Flow> {
         let mut sum = 0f64;
@@ -460,7 +518,8 @@ impl Trainer {
                 loss,
             });
         }
-        if st.best_val.is_none_or(|b| loss < b) {
+        let improved = st.best_val.is_none_or(|b| loss < b);
+        if improved {
             st.best_val = Some(loss);
             st.evals_since_best = 0;
         } else {
@@ -472,6 +531,16 @@ impl Trainer {
             loss,
             best,
         });
+        if improved && let Some(path) = self.best_path() {
+            save_to(&path, names, vars, opt, st)?;
+            if on_event(&TrainEvent::Best {
+                step: st.step,
+                loss,
+            }) == Flow::Stop
+            {
+                flow = Flow::Stop;
+            }
+        }
         if self
             .config
             .patience
@@ -488,4 +557,10 @@ impl Trainer {
         }
         Ok(flow)
     }
+}
+
+/// Writes a checkpoint of `vars` (and the optimizer's moments, and `st`) to `path`.
+fn save_to(path: &Path, names: &[String], vars: &[Var], opt: &AdamW, st: &RunState) -> Result<()> {
+    let params: Vec<Tensor> = vars.iter().map(|v| v.as_tensor().clone()).collect();
+    checkpoint::save(path, names, &params, opt.state(), st)
 }

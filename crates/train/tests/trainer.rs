@@ -275,3 +275,43 @@ fn a_nan_loss_is_an_error_naming_the_step() {
     // The checkpoint of the last good step is kept.
     assert!(ckpt.exists());
 }
+
+#[test]
+fn the_best_validation_s_parameters_are_kept_apart_and_restored() {
+    let obj = quadratic(None);
+    let dir = tempfile::tempdir().unwrap();
+    let ckpt = dir.path().join("q.safetensors");
+    let mut cfg = config();
+    cfg.epochs = 100;
+    cfg.eval_every = Some(1);
+    cfg.patience = Some(2);
+    cfg.checkpoint_every = 1;
+    cfg.optimizer.lr = 0.1;
+    let data = vec![1.0f32; 6];
+    let trainer = Trainer::new(cfg, Some(ckpt.clone())).unwrap();
+    let mut best_steps = Vec::new();
+    let report = trainer
+        .run(&obj, &data, &[0.0], &mut |e| {
+            if let TrainEvent::Best { step, .. } = e {
+                best_steps.push(*step);
+            }
+            Flow::Continue
+        })
+        .unwrap();
+    // Validation is best after step 1 and worse after steps 2 and 3 (early stop).
+    assert_eq!((best_steps.as_slice(), report.steps), (&[1][..], 3));
+    let w = |o: &Quadratic| o.w.as_tensor().to_vec1::<f32>().unwrap()[0];
+    let last = w(&obj);
+    assert!(last > 0.25, "w after three steps {last}");
+    let best = trainer.best_path().unwrap();
+    assert_eq!(best, dir.path().join("q.best.safetensors"));
+    assert!(best.exists() && ckpt.exists());
+    assert_eq!(trainer.restore_best(&obj, data.len()).unwrap(), Some(1));
+    assert!((w(&obj) - 0.1).abs() < 1e-4, "restored w {}", w(&obj));
+    // Another run (another data size) does not take this run's best weights.
+    let err = trainer.restore_best(&obj, data.len() + 1).unwrap_err();
+    assert!(matches!(err, TrainError::Checkpoint { .. }), "{err}");
+    // Without a checkpoint path there is nothing to restore.
+    let plain = Trainer::new(config(), None).unwrap();
+    assert_eq!(plain.restore_best(&obj, data.len()).unwrap(), None);
+}
