@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod args;
 mod artifacts;
+mod bench_args;
 mod bench_cmd;
 mod corpus_cmd;
 mod embed_cmd;
@@ -22,9 +23,12 @@ mod plot_cmd;
 mod progress;
 mod rank_cmd;
 mod recsys_cmd;
+mod recsys_kragrec;
 #[cfg(feature = "postgres")]
 mod store_cmd;
 mod summarize_cmd;
+mod train_cmd;
+mod train_kragrec_cmd;
 mod wordnet;
 #[cfg(feature = "jetstream")]
 mod worker_cmd;
@@ -60,6 +64,8 @@ enum Command {
     Recsys(recsys_cmd::Args),
     /// Summarise each LaMP user's profile offline (summary-augmented LaMP) into a summary store.
     Summarize(summarize_cmd::Args),
+    /// Train: LoRA fine-tuning of the generator (`train lora`).
+    Train(train_cmd::Args),
     /// Run offline job units from a JetStream work queue until it is drained or forever.
     #[cfg(feature = "jetstream")]
     Worker(worker_cmd::WorkerArgs),
@@ -84,6 +90,7 @@ fn main() -> ExitCode {
         Command::Summarize(a) => summarize_cmd::run(a),
         Command::Multistage(a) => multistage_cmd::run(a),
         Command::Recsys(a) => recsys_cmd::run(a),
+        Command::Train(a) => train_cmd::run(a),
         #[cfg(feature = "jetstream")]
         Command::Worker(a) => worker_cmd::run_worker(a),
         #[cfg(feature = "jetstream")]

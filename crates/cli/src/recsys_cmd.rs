@@ -43,7 +43,7 @@ enum Sub {
 /// Message passing of the index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-enum AggregationArg {
+pub(crate) enum AggregationArg {
     /// The paper's parameter-free mean with relation vectors (default).
     Mean,
     /// The released code's untrained sym-normalised GCN (seed 0).
@@ -78,10 +78,13 @@ struct IndexArgs {
     quiet: bool,
 }
 
+/// Which rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-enum DatasetArg {
+pub(crate) enum DatasetArg {
+    /// MovieLens-100K leave-one-out rows.
     Ml100k,
+    /// The MovieLens-1M slice's rows.
     Ml1m,
 }
 
@@ -132,9 +135,18 @@ struct EvalArgs {
         default_value = "none,kg-text,kaping,random"
     )]
     methods: Vec<String>,
-    /// Instruction wording: paper, released-eval or released-train.
-    #[arg(long, default_value = "paper")]
-    style: String,
+    /// Instruction wording: paper, released-eval or released-train (default: paper; with
+    /// --adapter, released-train, what `train kragrec` trains with).
+    #[arg(long)]
+    style: Option<String>,
+    /// A trained K-RagRec encoder (`pgraphrag train kragrec --out`): score its rows (method
+    /// k-ragrec, its soft token after `<s>[INST]`, --model being its base model) instead of
+    /// the inference-only methods. --methods and --wrap are not used.
+    #[arg(long)]
+    adapter: Option<PathBuf>,
+    /// The retrieval cache of --adapter (default: the rows file with `.retrieval.json`).
+    #[arg(long)]
+    retrieval_cache: Option<PathBuf>,
     /// How the instruction reaches the model: chat or llama2-inst.
     #[arg(long, default_value = "chat")]
     wrap: String,
@@ -163,7 +175,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-fn encoder(dir: &Path) -> anyhow::Result<(BertEncoder, String)> {
+pub(crate) fn encoder(dir: &Path) -> anyhow::Result<(BertEncoder, String)> {
     let e = BertEncoder::load_with(
         dir,
         EncoderOptions {
@@ -203,20 +215,51 @@ fn index(a: IndexArgs) -> anyhow::Result<()> {
 /// What a rows file was made with; kept next to it (`ROWS.config.json`) so that a resumed
 /// run cannot mix settings.
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
-struct RunConfig {
-    dataset: DatasetArg,
-    model: String,
-    encoder: String,
-    aggregation: AggregationArg,
-    style: String,
-    wrap: String,
-    retrieval: String,
-    seed: u64,
-    max_triples: usize,
+pub(crate) struct RunConfig {
+    pub dataset: DatasetArg,
+    pub model: String,
+    pub encoder: String,
+    pub aggregation: AggregationArg,
+    pub style: String,
+    pub wrap: String,
+    pub retrieval: String,
+    pub seed: u64,
+    pub max_triples: usize,
 }
 
 fn eval(a: EvalArgs) -> anyhow::Result<()> {
-    let style = PromptStyle::parse(&a.style).or_usage()?;
+    if let Some(adapter) = &a.adapter {
+        // The candle forward pass: see `train_cmd::limit_candle_threads`.
+        crate::train_cmd::limit_candle_threads();
+        let data = crate::recsys_kragrec::DataArgs {
+            dataset: a.dataset,
+            ml100k: a.ml100k.clone(),
+            ml1m: a.ml1m.clone(),
+            encoder: a.encoder.clone(),
+            index: a.index.clone(),
+            aggregation: a.aggregation,
+        };
+        if a.retrieval != "paper" {
+            bail!(usage(
+                "--adapter uses --retrieval paper (what train kragrec trains with)"
+            ));
+        }
+        return crate::recsys_kragrec::eval_adapter(crate::recsys_kragrec::AdapterEval {
+            data: &data,
+            adapter,
+            model: &a.model,
+            out: &a.out,
+            cache: a.retrieval_cache.as_deref(),
+            start: a.start,
+            rows: a.rows,
+            m: &a.m,
+            style: PromptStyle::parse(a.style.as_deref().unwrap_or("released-train")).or_usage()?,
+            seed: a.seed,
+            results: a.results.as_deref(),
+            quiet: a.quiet,
+        });
+    }
+    let style = PromptStyle::parse(a.style.as_deref().unwrap_or("paper")).or_usage()?;
     let wrap = Wrap::parse(&a.wrap).or_usage()?;
     let retrieval = match a.retrieval.as_str() {
         "paper" => Retrieval::paper(),
@@ -258,18 +301,8 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
 
     let (enc, enc_id) = encoder(&a.encoder)?;
     let bar = Bar::new(a.quiet);
-    let vectors = if a.index.exists() {
-        HopVectors::load(&a.index, &enc_id, &kg.graph, Some(enc.dim())).or_usage()?
-    } else {
-        let opts = IndexOptions {
-            aggregation: a.aggregation.into(),
-            ..IndexOptions::default()
-        };
-        let v = HopVectors::build(&kg.graph, &enc, &enc_id, &opts, &bar)?;
-        v.save(&a.index)?;
-        eprintln!("built and saved the index {}", a.index.display());
-        v
-    };
+    let vectors =
+        crate::recsys_kragrec::open_index(&a.index, a.aggregation, &enc, &enc_id, &kg, &bar)?;
     let model = GgufModel::load(&a.model, GgufOptions::default())
         .with_context(|| format!("loading the model {}", a.model.display()))
         .or_usage()?;
@@ -358,7 +391,7 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
             && a.m.contains(&r.candidates.len())
     });
     let summary = summarize(&all, &[3, 5, 10], 1000, 0.95, 0)?;
-    let table = render(&summary, data.dataset, &config);
+    let table = render(&summary, data.dataset, &config, "inference-only methods");
     print!("{table}");
     if let Some(dir) = &a.results {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -372,7 +405,7 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn check_config(out: &Path, config: &RunConfig) -> anyhow::Result<()> {
+pub(crate) fn check_config(out: &Path, config: &RunConfig) -> anyhow::Result<()> {
     let mut p = out.as_os_str().to_owned();
     p.push(".config.json");
     let path = PathBuf::from(p);
@@ -399,7 +432,7 @@ fn check_config(out: &Path, config: &RunConfig) -> anyhow::Result<()> {
 
 /// The rows already in `path` (none when it does not exist), and whether a torn last line
 /// (no newline, unparsable) was dropped. Any other unreadable line is an error naming it.
-fn read_rows(path: &Path) -> anyhow::Result<(Vec<ScoredRow>, bool)> {
+pub(crate) fn read_rows(path: &Path) -> anyhow::Result<(Vec<ScoredRow>, bool)> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), false)),
@@ -434,7 +467,7 @@ fn read_rows(path: &Path) -> anyhow::Result<(Vec<ScoredRow>, bool)> {
     Ok((rows, torn))
 }
 
-fn open_append(path: &Path) -> anyhow::Result<File> {
+pub(crate) fn open_append(path: &Path) -> anyhow::Result<File> {
     OpenOptions::new()
         .create(true)
         .append(true)
@@ -443,9 +476,14 @@ fn open_append(path: &Path) -> anyhow::Result<File> {
         .or_usage()
 }
 
-fn render(summary: &[MethodSummary], dataset: Dataset, config: &RunConfig) -> String {
+pub(crate) fn render(
+    summary: &[MethodSummary],
+    dataset: Dataset,
+    config: &RunConfig,
+    what: &str,
+) -> String {
     let mut s = format!(
-        "K-RagRec inference-only methods on {} ({}; prompt {}, wrap {}, retrieval {}, seed {}). \
+        "K-RagRec {what} on {} ({}; prompt {}, wrap {}, retrieval {}, seed {}). \
          Bootstrap 95% intervals, 1,000 resamples of the rows.\n\n\
          | method | M | rows | with knowledge | chance (1/M) | ACC | R@3 | R@5 | R@10 |\n\
          |---|---:|---:|---:|---:|---|---|---|---|\n",

@@ -15,6 +15,8 @@
 //! * [`pgraphrag_grid`], [`Bench`]: the grid of `master_generation.py` (`none` and `random`
 //!   at k = 1 only), identical prompts generated once, progress through a
 //!   [`pgraphrag_core::Progress`]; any [`pgraphrag_core::Generator`] (also `Box<dyn Generator>`).
+//! * [`Bench::prompt_records`], [`PromptRecord`], [`write_prompt_records`]: the grid's prompts
+//!   with their gold answers as `{"prompt", "target"}` JSON lines, to fine-tune the generator.
 //! * [`RunName`], [`write_output_file`]: `OUTPUT-{ds}_{split}_{task}_{MODEL}_{ranker}-{mode}_k{k}.json`.
 //! * [`ResultsTable`], [`Scorer`], [`TextScorer`] (ROUGE-1/L, METEOR), [`RatingScorer`]
 //!   (MAE/RMSE): extraction, scores, tables (Markdown, CSV, and SVG bar charts with
@@ -43,6 +45,7 @@
 mod cache;
 pub mod cold_start;
 mod error;
+mod export;
 mod grid;
 pub mod jobs;
 pub mod lamp;
@@ -58,9 +61,10 @@ mod table;
 
 pub use cache::{CacheStats, CachedGenerator, GenerationCache};
 pub use error::{Error, Result};
+pub use export::{PromptRecord, answer_text, write_prompt_records};
 pub use grid::{Bench, ConfigOutputs, RunConfig, RunStats, UserOutput, Wrapper, pgraphrag_grid};
 pub use output::{RunName, python_json, read_output_file, write_atomic, write_output_file};
-pub use rank::{RankingSummary, rank_all, rank_all_from, ranking_file_name};
+pub use rank::{RankingSummary, rank_all, rank_all_from, ranking_file_name, skip_users};
 pub use recipe::Recipe;
 pub use table::{
     RatingParse, RatingScorer, ResultRow, ResultsTable, Scorer, TextScorer, gold, paired_p_values,

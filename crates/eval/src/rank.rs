@@ -119,6 +119,63 @@ pub fn rank_users<R: CandidateRanker>(
     Ok(out)
 }
 
+/// Advances `ranker`'s random-review stream past the users `users` of `split` (the draws
+/// ranking them would make, without ranking them: [`ProfileRanker::skip`]), so that ranking the
+/// users after them gives each the random review a whole-split run gives it. `directory` is the
+/// graph or any profile store of the split.
+///
+/// ```
+/// use pgraphrag_core::{NoProgress, Task};
+/// use pgraphrag_eval::rank::rank_users;
+/// use pgraphrag_eval::{Recipe, rank_all, skip_users};
+/// use pgraphrag_retrieval::profile::ProfileRanker;
+/// let dir = tempfile::tempdir().unwrap();
+/// let p = dir.path().join("s.json");
+/// std::fs::write(&p, r#"[
+///   {"id": "a", "profile": [{"title": "soap", "text": "x", "rating": 5, "pid": "p"}]},
+///   {"id": "b", "profile": [{"title": "soap", "text": "y", "rating": 3, "pid": "q"}]},
+///   {"id": "c", "profile": [{"title": "soap", "text": "z", "rating": 4, "pid": "p"}]}]"#).unwrap();
+/// let split = pgraphrag_data::load_split(&p).unwrap();
+/// let r = Recipe::ReleasedCode;
+/// let graph = r.graph(&split);
+/// let ranker = || ProfileRanker::new(r.bm25(), r.profile_options());
+/// let whole = rank_all(&split, &graph, r.id_policy(), Task::Title, ranker(), &NoProgress).unwrap();
+/// let mut tail = ranker();
+/// skip_users(&split, &graph, r.id_policy(), &mut tail, 0..2).unwrap();
+/// let last = rank_users(&split, &graph, r.id_policy(), Task::Title, &mut tail, 2..3, &NoProgress).unwrap();
+/// assert_eq!(last[0], whole[2]);
+/// ```
+pub fn skip_users<D, R>(
+    split: &Split,
+    directory: &D,
+    policy: IdPolicy,
+    ranker: &mut ProfileRanker<R>,
+    users: std::ops::Range<usize>,
+) -> Result<()>
+where
+    D: UserDirectory + ?Sized,
+    R: CandidateRanker,
+{
+    let end = users.end.min(split.users.len());
+    let start = users.start.min(end);
+    for (record, user) in split.users.iter().enumerate().take(end).skip(start) {
+        let Some(target) = user.target() else {
+            return Err(Error::EmptyProfile {
+                record,
+                user_id: user.id.clone(),
+            });
+        };
+        ranker
+            .skip(directory, &user.id, &policy.apply(&target.pid))
+            .map_err(|source| Error::Ranking {
+                record,
+                user_id: user.id.clone(),
+                source: Box::new(source),
+            })?;
+    }
+    Ok(())
+}
+
 /// Sets the profile's target to the user's `profile[0]` as the split stores it.
 fn with_target(mut p: RankedProfile, user: &SplitUser) -> RankedProfile {
     if let Some(target) = user.target() {

@@ -63,6 +63,15 @@ pub enum LlmError {
     /// The caller passed parameters the backend cannot use.
     #[error("invalid parameters: {0}")]
     InvalidParams(String),
+    /// A LoRA adapter does not fit the model it is applied to (shapes, layers, engine), or
+    /// its values are unusable.
+    #[error("LoRA adapter `{adapter}`: {reason}")]
+    Adapter {
+        /// The adapter's id ([`crate::LoraAdapter::id`]).
+        adapter: String,
+        /// What was wrong.
+        reason: String,
+    },
     /// The model failed while running, with what it was doing.
     #[error("{context}")]
     Model {

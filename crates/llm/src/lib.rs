@@ -11,7 +11,8 @@
 //!   f32 decoding arithmetic ([`Activations`]), row-wise prompt kernels that reuse the KV
 //!   cache of a prefix shared with a recent prompt, bit-identically ([`Prefill`]), continuous
 //!   batched decoding ([`GgufModel::generate_batch_full`]), SIMD kernels picked at load
-//!   ([`Kernels`]). Other architectures, K-quant tensors and CUDA run on candle.
+//!   ([`Kernels`]). Other architectures, K-quant tensors and CUDA run on candle. The native
+//!   engine applies LoRA adapters on the fly ([`LoraAdapter`], [`GgufModel::set_adapter`]).
 //!
 //! Cargo features: `candle` (default) adds candle-transformers' models ([`Engine::Candle`]);
 //! without it the crate has no candle dependency, runs llama-architecture GGUF files with
@@ -41,6 +42,7 @@
 
 mod error;
 mod gguf;
+mod lora;
 mod native;
 mod openai;
 mod template;
@@ -52,7 +54,8 @@ pub use gguf::{
     Activations, Architecture, ContextOverflow, DeviceChoice, Engine, FinishReason, Generation,
     GgufModel, GgufOptions, Kernels, Prefill, WeightFormat,
 };
-pub use native::dense::{LlamaDims, LlamaF32, LlamaLayerF32, load_llama_f32};
+pub use lora::{LoraAdapter, LoraTarget, LowRank};
+pub use native::dense::{LlamaDims, LlamaF32, LlamaLayerF32, load_llama_f32, read_llama_dims};
 pub use openai::{Completion, OpenAiClient, OpenAiOptions};
 pub use template::ChatTemplate;
 pub use tokenizer::LlmTokenizer;

@@ -44,6 +44,14 @@ pub enum TrainError {
         /// What was wrong.
         reason: String,
     },
+    /// A K-RagRec encoder file is unreadable, malformed, or made over other features.
+    #[error("K-RagRec encoder {path}: {reason}")]
+    EncoderFile {
+        /// The encoder file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
     /// An adapter (or checkpoint) was made for another base model than the one given.
     #[error(
         "{path} was trained on base model `{found}`, not on `{expected}`; load the model it was trained on"
@@ -74,6 +82,25 @@ pub enum TrainError {
     /// An input (token ids, embeddings, an example) is not what the model takes.
     #[error("invalid input: {0}")]
     Input(String),
+    /// A line of a training-data file is unusable (bad JSON, no `prompt` or `target`, an
+    /// empty target, text the tokenizer refuses).
+    #[error("{path}:{line}: {reason}")]
+    DataLine {
+        /// The data file.
+        path: PathBuf,
+        /// The line (1-based).
+        line: usize,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A training-data file holds no usable example.
+    #[error("{path}: {reason}")]
+    NoData {
+        /// The data file.
+        path: PathBuf,
+        /// Why nothing is usable (empty file, every example too long).
+        reason: String,
+    },
 }
 
 /// `Result` with [`TrainError`].

@@ -16,7 +16,8 @@ use crate::trainer::Objective;
 pub struct KragrecExample {
     /// Tokens before the soft tokens (at least BOS in K-RagRec).
     pub prefix: Vec<u32>,
-    /// The row's retrieved sub-graphs (at least one).
+    /// The row's retrieved sub-graphs (none when the popularity gate selected no history
+    /// item: the row then has no soft tokens).
     pub graphs: Vec<Subgraph>,
     /// Tokens after the soft tokens (at least one: the answer is predicted after the last).
     pub rest: Vec<u32>,
@@ -26,8 +27,25 @@ pub struct KragrecExample {
 
 /// Mean cross-entropy of the answer letters of `batch` (each predicted after its last prompt
 /// token), with the soft tokens of each row's sub-graphs from `encoder` placed between
-/// `prefix` and `rest`, through `model` (with `lora` when given).
+/// `prefix` and `rest`, through `model` (with `lora` when given). A row without sub-graphs
+/// (its popularity gate selected no history item) has no soft tokens: `prefix` then `rest`.
 pub fn kragrec_loss(
+    model: &Llama,
+    encoder: &GraphEncoder,
+    lora: Option<&Lora>,
+    batch: &[&KragrecExample],
+    dropout_seed: Option<u64>,
+) -> Result<Tensor> {
+    let logits = answer_logits(model, encoder, lora, batch, dropout_seed)?;
+    let answers: Vec<u32> = batch.iter().map(|e| e.answer).collect();
+    let answers =
+        Tensor::new(answers.as_slice(), model.device()).ctx(|| "answer letters".into())?;
+    candle_nn::loss::cross_entropy(&logits, &answers).ctx(|| "cross-entropy".into())
+}
+
+/// The next-token logits after each row's last prompt token, `[batch.len(), vocab]`: the
+/// forward pass [`kragrec_loss`] trains and the evaluation scores letters with.
+pub(crate) fn answer_logits(
     model: &Llama,
     encoder: &GraphEncoder,
     lora: Option<&Lora>,
@@ -44,16 +62,34 @@ pub fn kragrec_loss(
             model.dims().n_embd
         )));
     }
-    let rows: Vec<&[Subgraph]> = batch.iter().map(|e| e.graphs.as_slice()).collect();
-    let soft = encoder.soft_tokens_batch(&rows, dropout_seed)?;
+    // Only rows with sub-graphs are encoded (together, so BatchNorm sees them as one batch).
+    let rows: Vec<&[Subgraph]> = batch
+        .iter()
+        .filter(|e| !e.graphs.is_empty())
+        .map(|e| e.graphs.as_slice())
+        .collect();
+    let mut soft = if rows.is_empty() {
+        Vec::new()
+    } else {
+        encoder.soft_tokens_batch(&rows, dropout_seed)?
+    }
+    .into_iter();
     let mut seqs = Vec::with_capacity(batch.len());
-    for (i, (e, s)) in batch.iter().zip(&soft).enumerate() {
+    for (i, e) in batch.iter().enumerate() {
         if e.rest.is_empty() {
             return Err(TrainError::Input(format!(
                 "example {i} of the batch has no prompt after the soft tokens"
             )));
         }
-        seqs.push(model.embed_with_soft_tokens(&e.prefix, s, &e.rest)?);
+        seqs.push(if e.graphs.is_empty() {
+            let ids: Vec<u32> = e.prefix.iter().chain(&e.rest).copied().collect();
+            model.embed(&ids)?
+        } else {
+            let s = soft
+                .next()
+                .ok_or_else(|| TrainError::Input("fewer soft tokens than rows".into()))?;
+            model.embed_with_soft_tokens(&e.prefix, &s, &e.rest)?
+        });
     }
     let d = model.dims().n_embd;
     let t = seqs
@@ -82,10 +118,7 @@ pub fn kragrec_loss(
         .reshape((batch.len() * t, d))
         .and_then(|h| h.index_select(&last, 0))
         .ctx(|| "selecting answer positions".into())?;
-    let logits = model.logits(&sel)?;
-    let answers: Vec<u32> = batch.iter().map(|e| e.answer).collect();
-    let answers = Tensor::new(answers.as_slice(), dev).ctx(|| "answer letters".into())?;
-    candle_nn::loss::cross_entropy(&logits, &answers).ctx(|| "cross-entropy".into())
+    model.logits(&sel)
 }
 
 /// K-RagRec's training job ([`Objective`]): the graph encoder and projector trained, the LLM

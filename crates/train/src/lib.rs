@@ -16,11 +16,18 @@
 //!   accumulation, [`AdamW`] with saveable state, validation and early stopping, atomic
 //!   checkpoints a killed run resumes from bit for bit, progress through a callback
 //!   ([`TrainEvent`]).
-//! - [`LoraLm`]: LoRA fine-tuning on answer tokens ([`AnswerExample`], [`answer_loss`]).
+//! - [`LoraLm`]: LoRA fine-tuning on answer tokens ([`AnswerExample`], [`answer_loss`]),
+//!   with examples read from `{"prompt", "target"}` JSON lines ([`load_answer_examples`])
+//!   through the model's own prompt formatting ([`ExampleEncoder`]).
 //! - K-RagRec's trainable parts: [`GraphEncoder`] (a Graph Transformer over retrieved
 //!   knowledge sub-graphs, mean pooling, the `Linear – Sigmoid – Linear` projector; one mean
 //!   soft token or one per sub-graph, [`GnnConfig`]) and [`Kragrec`], the cross-entropy of the
 //!   answer letter with the soft tokens after BOS ([`KragrecExample`], [`kragrec_loss`]).
+//!   Rows come from `pgraphrag-recsys`: retrieval cached per row ([`RetrievalCache`],
+//!   [`retrieve_row`]), sub-graph features ([`GraphFeatures`]), the released prompt around
+//!   the graph token ([`KragrecPrompt`]); a trained encoder scores the option letters
+//!   ([`kragrec_letter_scores`]) into the rows the recsys metrics read
+//!   ([`kragrec_scored_row`]), and is saved with [`GraphEncoder::save`].
 //!
 //! Everything runs on the CPU by default; the `cuda` feature adds candle's CUDA backend (pass
 //! a CUDA [`candle_core::Device`]). The library reads no environment variables and takes
@@ -49,9 +56,12 @@
 #![deny(missing_docs)]
 
 mod checkpoint;
+mod data;
 mod error;
 mod gnn;
 mod kragrec;
+mod kragrec_data;
+mod kragrec_eval;
 mod llama;
 mod lm;
 mod lora;
@@ -59,9 +69,16 @@ mod ops;
 mod optim;
 mod trainer;
 
+pub use data::{AnswerData, ExampleEncoder, load_answer_examples, parse_answer_examples};
 pub use error::{Result, TrainError};
 pub use gnn::{GnnConfig, GraphEncoder, SoftTokens, Subgraph};
 pub use kragrec::{Kragrec, KragrecExample, kragrec_loss};
+pub use kragrec_data::{
+    CachedRetrieval, GraphFeatures, KragrecPrompt, RetrievalCache, retrieve_row,
+};
+pub use kragrec_eval::{
+    KRAGREC_METHOD, kragrec_letter_scores, kragrec_scored_row, letter_log_probs,
+};
 pub use llama::Llama;
 pub use lm::{AnswerExample, LoraLm, answer_loss};
 pub use lora::{Lora, LoraConfig, LoraTarget};

@@ -57,7 +57,7 @@ impl std::fmt::Debug for Llama {
 }
 
 /// The text naming a model's shape, used in [`Llama::base_id`].
-fn dims_text(d: &LlamaDims) -> String {
+pub(crate) fn dims_text(d: &LlamaDims) -> String {
     format!(
         "llama:embd{}:heads{}/{}:hd{}:ff{}:layers{}:rope{}@{}:eps{}:vocab{}",
         d.n_embd,
@@ -74,7 +74,7 @@ fn dims_text(d: &LlamaDims) -> String {
 }
 
 /// sha256 of a file, hex.
-fn file_sha256(path: &Path) -> Result<String> {
+pub(crate) fn file_sha256(path: &Path) -> Result<String> {
     let io = |source| TrainError::Io {
         path: path.to_path_buf(),
         source,

@@ -13,70 +13,8 @@ use crate::error::{Ctx, Result, TrainError};
 use crate::llama::Llama;
 use crate::ops::{dropout, mix};
 
-/// A projection of a llama block that can carry an adapter (GGUF tensor names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum LoraTarget {
-    /// Query projection (`attn_q`; PEFT's `q_proj`).
-    Q,
-    /// Key projection (`attn_k`).
-    K,
-    /// Value projection (`attn_v`; PEFT's `v_proj`).
-    V,
-    /// Attention output (`attn_output`).
-    O,
-    /// MLP gate (`ffn_gate`).
-    Gate,
-    /// MLP up projection (`ffn_up`).
-    Up,
-    /// MLP down projection (`ffn_down`).
-    Down,
-}
-
-impl LoraTarget {
-    /// Every target, in block order.
-    pub const ALL: [LoraTarget; 7] = [
-        LoraTarget::Q,
-        LoraTarget::K,
-        LoraTarget::V,
-        LoraTarget::O,
-        LoraTarget::Gate,
-        LoraTarget::Up,
-        LoraTarget::Down,
-    ];
-
-    /// The GGUF name of the projection (`attn_q`, …).
-    ///
-    /// ```
-    /// assert_eq!(pgraphrag_train::LoraTarget::V.name(), "attn_v");
-    /// ```
-    pub fn name(self) -> &'static str {
-        match self {
-            LoraTarget::Q => "attn_q",
-            LoraTarget::K => "attn_k",
-            LoraTarget::V => "attn_v",
-            LoraTarget::O => "attn_output",
-            LoraTarget::Gate => "ffn_gate",
-            LoraTarget::Up => "ffn_up",
-            LoraTarget::Down => "ffn_down",
-        }
-    }
-
-    fn from_name(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.name() == s)
-    }
-
-    /// `(out, in)` of the projection for a model of dimensions `d`.
-    fn shape(self, d: &pgraphrag_llm::LlamaDims) -> (usize, usize) {
-        let (qd, kvd) = (d.n_head * d.head_dim, d.n_kv_head * d.head_dim);
-        match self {
-            LoraTarget::Q => (qd, d.n_embd),
-            LoraTarget::K | LoraTarget::V => (kvd, d.n_embd),
-            LoraTarget::O => (d.n_embd, qd),
-            LoraTarget::Gate | LoraTarget::Up => (d.n_ff, d.n_embd),
-            LoraTarget::Down => (d.n_embd, d.n_ff),
-        }
-    }
-}
+/// The projections an adapter can target: `pgraphrag-llm`'s, which its native engine applies.
+pub use pgraphrag_llm::LoraTarget;
 
 /// LoRA hyper-parameters: `W x + (alpha / rank) · B A dropout(x)` on each target projection.
 ///
@@ -335,6 +273,81 @@ impl Lora {
     /// pgraphrag LoRA file, has missing, extra, mis-shaped or non-finite tensors, or settings
     /// out of range.
     pub fn load(model: &Llama, path: &Path) -> Result<Self> {
+        Self::load_checked(path, model.base_id(), model.dims(), model.device())
+    }
+
+    /// Reads adapters written by [`Lora::save`] for the GGUF model `gguf`, without loading
+    /// its weights: the model's [`base_id`](Llama::base_id) is computed from its header and
+    /// its sha256, and checked as [`Lora::load`] does. The adapters are placed on the CPU;
+    /// [`Lora::to_adapter`] turns them into what the native engine applies.
+    ///
+    /// ```no_run
+    /// use pgraphrag_train::Lora;
+    /// let gguf = std::path::Path::new("models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    /// let lora = Lora::load_for_gguf(gguf, "runs/adapter.safetensors".as_ref())?;
+    /// let mut model = pgraphrag_llm::GgufModel::load(gguf, Default::default())?;
+    /// model.set_adapter(Some(lora.to_adapter()?))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn load_for_gguf(gguf: &Path, path: &Path) -> Result<Self> {
+        let dims = pgraphrag_llm::read_llama_dims(gguf)?;
+        let sha = crate::llama::file_sha256(gguf)?;
+        let base = format!("{}:gguf-sha256:{sha}", crate::llama::dims_text(&dims));
+        Self::load_checked(path, &base, &dims, &candle_core::Device::Cpu)
+    }
+
+    /// The adapters as `pgraphrag-llm` low-rank updates (`scale = alpha / rank`), for
+    /// [`pgraphrag_llm::GgufModel::set_adapter`]; the id is `lora-` and a hash of the values
+    /// and settings, so generations with different adapters are cached apart.
+    ///
+    /// ```
+    /// # use pgraphrag_llm::{LlamaDims, LlamaF32, LlamaLayerF32};
+    /// # let d = LlamaDims { n_embd: 4, n_head: 2, n_kv_head: 1, head_dim: 2, n_ff: 8, n_layer: 1,
+    /// #                     rope_dim: 2, rope_base: 10000.0, eps: 1e-5, vocab: 5 };
+    /// # let v = |n: usize| (0..n).map(|i| (i as f32 * 0.37).sin() * 0.5).collect::<Vec<f32>>();
+    /// # let layer = LlamaLayerF32 { attn_norm: vec![1.0; 4], attn_q: v(16), attn_k: v(8), attn_v: v(8),
+    /// #     attn_output: v(16), ffn_norm: vec![1.0; 4], ffn_gate: v(32), ffn_up: v(32), ffn_down: v(32) };
+    /// # let w = LlamaF32 { dims: d, token_embd: v(20), layers: vec![layer], output_norm: vec![1.0; 4], output: None };
+    /// use pgraphrag_train::{Llama, Lora, LoraConfig, LoraTarget};
+    /// let model = Llama::from_f32(w, "doc", &candle_core::Device::Cpu)?;
+    /// let ad = Lora::new(&model, LoraConfig::kragrec(), 1)?.to_adapter()?;
+    /// assert_eq!(ad.len(), 2); // q and v of the one block
+    /// let q = ad.get(0, LoraTarget::Q).unwrap();
+    /// assert_eq!((q.rank(), q.in_dim(), q.out_dim(), q.scale()), (8, 4, 4, 2.0));
+    /// assert!(ad.id().starts_with("lora-"));
+    /// # Ok::<(), pgraphrag_train::TrainError>(())
+    /// ```
+    pub fn to_adapter(&self) -> Result<pgraphrag_llm::LoraAdapter> {
+        let mut out = pgraphrag_llm::LoraAdapter::new(format!("lora-{}", self.digest()));
+        let flat = |v: &Var, what: &str| -> Result<Vec<f32>> {
+            v.as_tensor()
+                .flatten_all()
+                .and_then(|t| t.to_vec1::<f32>())
+                .ctx(|| what.to_string())
+        };
+        let mut keys: Vec<_> = self.pairs.keys().copied().collect();
+        keys.sort();
+        for (li, tg) in keys {
+            let p = &self.pairs[&(li, tg)];
+            let name = format!("blk.{li}.{}", tg.name());
+            let update = pgraphrag_llm::LowRank::new(
+                flat(&p.a, &name)?,
+                flat(&p.b, &name)?,
+                self.config.rank,
+                self.config.scale() as f32,
+            )?;
+            out.insert(li, tg, update);
+        }
+        Ok(out)
+    }
+
+    /// [`Lora::load`] against a base model given by its id, dimensions and device.
+    fn load_checked(
+        path: &Path,
+        base_id: &str,
+        dims: &pgraphrag_llm::LlamaDims,
+        device: &candle_core::Device,
+    ) -> Result<Self> {
         let bad = |reason: String| TrainError::Adapter {
             path: path.to_path_buf(),
             reason,
@@ -351,10 +364,10 @@ impl Lora {
             )));
         }
         let base = get("base_model")?;
-        if base != model.base_id() {
+        if base != base_id {
             return Err(TrainError::BaseModelMismatch {
                 path: path.to_path_buf(),
-                expected: model.base_id().to_string(),
+                expected: base_id.to_string(),
                 found: base,
             });
         }
@@ -376,9 +389,9 @@ impl Lora {
             targets,
         };
         config.check().map_err(|e| bad(e.to_string()))?;
-        let mut tensors = candle_core::safetensors::load_buffer(&bytes, model.device())
+        let mut tensors = candle_core::safetensors::load_buffer(&bytes, device)
             .map_err(|e| bad(format!("reading tensors: {e}")))?;
-        let d = *model.dims();
+        let d = *dims;
         let mut pairs = HashMap::new();
         for li in 0..d.n_layer {
             for &tg in &config.targets {

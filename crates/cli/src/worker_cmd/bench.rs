@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use pgraphrag_eval::jobs::{BenchSpec, JobSpec, RankSpec};
 
 use super::{NatsArgs, absolute};
-use crate::bench_cmd;
+use crate::bench_args;
 use crate::error::{OrUsage, usage};
 
 /// Arguments of `pgraphrag queue submit bench`: those of `pgraphrag bench` (the job store is
@@ -23,7 +23,7 @@ pub struct SubmitBenchArgs {
     #[arg(long, default_value_t = 25)]
     pub chunk: usize,
     #[command(flatten)]
-    pub bench: bench_cmd::Args,
+    pub bench: bench_args::Args,
 }
 
 /// Runs `pgraphrag queue submit bench`.
@@ -37,12 +37,18 @@ pub(super) fn submit(a: SubmitBenchArgs) -> anyhow::Result<()> {
             "a bench job runs a local GGUF model on the workers: drop --openai-url",
         ));
     }
-    if b.item_summaries.is_some() || b.journal.is_some() {
+    if b.item_summaries.is_some()
+        || b.journal.is_some()
+        || b.adapter.is_some()
+        || b.export_prompts.is_some()
+        || b.skip != 0
+    {
         return Err(usage(
-            "--item-summaries and --journal are not part of a bench job: run `pgraphrag bench` for them",
+            "--item-summaries, --journal, --adapter, --export-prompts and --skip are not part of a \
+             bench job: run `pgraphrag bench` for them",
         ));
     }
-    let bench = bench_cmd::grid(b)?;
+    let bench = bench_args::grid(b)?;
     let split_path = absolute(&b.split)?;
     let available = crate::args::load_split(&split_path)?.users.len();
     let users = b.limit.map_or(available, |n| n.min(available));
@@ -51,7 +57,7 @@ pub(super) fn submit(a: SubmitBenchArgs) -> anyhow::Result<()> {
     }
     let rank = match &b.store {
         Some(url) => {
-            let (dataset, split) = bench_cmd::names(&b.split);
+            let (dataset, split) = bench_args::names(&b.split);
             RankSpec::from_store(url, &format!("{dataset}_{split}"), b.task, users)
         }
         None => RankSpec::new(&split_path, b.task, users),
@@ -72,8 +78,8 @@ pub(super) fn submit(a: SubmitBenchArgs) -> anyhow::Result<()> {
     {
         std::fs::create_dir_all(dir).or_usage()?;
     }
-    let model = absolute(&bench_cmd::model_file(b)?)?;
-    let options = bench_cmd::gguf_options(b);
+    let model = absolute(&bench_args::model_file(b)?)?;
+    let options = bench_args::gguf_options(b);
     let mut spec = BenchSpec::new(rank, bench, model, cache);
     spec.weights = options.weights;
     spec.engine = options.engine;

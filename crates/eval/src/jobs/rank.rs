@@ -277,27 +277,11 @@ fn skip_users(
     ranker: &mut ProfileRanker<CachedBm25>,
     users: std::ops::Range<usize>,
 ) -> crate::Result<()> {
-    for (i, user) in loaded.split.users[users.clone()].iter().enumerate() {
-        let record = users.start + i;
-        let Some(target) = user.target() else {
-            return Err(crate::Error::EmptyProfile {
-                record,
-                user_id: user.id.clone(),
-            });
-        };
-        let item = policy.apply(&target.pid);
-        match &loaded.profiles {
-            Profiles::Graph(g) => ranker.skip(g.as_ref(), &user.id, &item),
-            #[cfg(feature = "postgres")]
-            Profiles::Store(s) => ranker.skip(s.as_ref(), &user.id, &item),
-        }
-        .map_err(|source| crate::Error::Ranking {
-            record,
-            user_id: user.id.clone(),
-            source: Box::new(source),
-        })?;
+    match &loaded.profiles {
+        Profiles::Graph(g) => crate::skip_users(&loaded.split, g.as_ref(), policy, ranker, users),
+        #[cfg(feature = "postgres")]
+        Profiles::Store(s) => crate::skip_users(&loaded.split, s.as_ref(), policy, ranker, users),
     }
-    Ok(())
 }
 
 /// Writes a finished ranking job's records to `out` as a ranking file (the format and bytes of

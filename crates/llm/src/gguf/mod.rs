@@ -60,6 +60,8 @@ pub struct GgufModel {
     file_size: u64,
     /// The native engine's kernel sets ([`Self::kernels_used`]).
     kernel_names: Option<String>,
+    /// The id of the LoRA adapter applied ([`Self::set_adapter`]; part of [`Self::cache_id`]).
+    adapter_id: Option<String>,
 }
 
 impl std::fmt::Debug for GgufModel {
@@ -227,6 +229,7 @@ impl GgufModel {
             prefill: opts.prefill,
             weights_format: opts.weights,
             file_size,
+            adapter_id: None,
         })
     }
 
@@ -236,7 +239,8 @@ impl GgufModel {
     /// `gguf:{file name}:{size in bytes}:{AsStored|Q8}:{Native|Candle}` followed by
     /// `:q8-activations` under [`Activations::Q8`] and `:rowwise-prefill` under
     /// [`Prefill::Rowwise`] (native engine only; the f32 and `gemm` paths keep the ids they
-    /// had before the other paths existed, so older caches are still found).
+    /// had before the other paths existed, so older caches are still found), and by
+    /// `:adapter:{id}` while a LoRA adapter is applied ([`Self::set_adapter`]).
     ///
     /// ```no_run
     /// use pgraphrag_llm::{GgufModel, GgufOptions};
@@ -252,14 +256,57 @@ impl GgufModel {
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        cache_id(
+        let id = cache_id(
             &file,
             self.file_size,
             self.weights_format,
             self.engine,
             self.activations(),
             self.prefill(),
-        )
+        );
+        match &self.adapter_id {
+            Some(a) => format!("{id}:adapter:{a}"),
+            None => id,
+        }
+    }
+
+    /// Generates (and scores) with `adapter`'s low-rank updates added to the projections
+    /// from now on, `y = W x + scale · B (A x)`, computed on the fly by the native engine
+    /// (the stored weights are unchanged); `None` removes it. The adapter's id becomes part of
+    /// [`Self::cache_id`]. Errors: [`LlmError::Adapter`] when it does not fit the model
+    /// (blocks, shapes); [`LlmError::InvalidParams`] on the candle engine, which has no
+    /// adapter support.
+    ///
+    /// ```no_run
+    /// use pgraphrag_llm::{GgufModel, LoraAdapter, LoraTarget, LowRank};
+    /// let mut m = GgufModel::load("models/SmolLM2-135M-Instruct.Q4_1.gguf".as_ref(), Default::default())?;
+    /// let mut ad = LoraAdapter::new("zero");
+    /// ad.insert(0, LoraTarget::V, LowRank::new(vec![0.01; 8 * 576], vec![0.0; 192 * 8], 8, 2.0)?);
+    /// m.set_adapter(Some(ad))?;
+    /// assert!(m.cache_id().ends_with(":adapter:zero"));
+    /// # Ok::<(), pgraphrag_llm::LlmError>(())
+    /// ```
+    pub fn set_adapter(&mut self, adapter: Option<crate::LoraAdapter>) -> Result<()> {
+        let id = adapter.as_ref().map(|a| a.id().to_string());
+        let mut weights = self.lock()?;
+        let Some(native) = weights.native_mut() else {
+            if adapter.is_none() {
+                return Ok(());
+            }
+            return Err(LlmError::InvalidParams(format!(
+                "LoRA adapters run on the native engine only; {} runs on candle (use Engine::Native)",
+                self.path.display()
+            )));
+        };
+        native.set_adapter(adapter)?;
+        drop(weights);
+        self.adapter_id = id;
+        Ok(())
+    }
+
+    /// The id of the LoRA adapter applied ([`Self::set_adapter`]), if any.
+    pub fn adapter_id(&self) -> Option<&str> {
+        self.adapter_id.as_deref()
     }
 
     /// The tokenizer.

@@ -84,6 +84,45 @@ pub struct LlamaF32 {
     pub output: Option<Vec<f32>>,
 }
 
+/// The hyper-parameters of a llama-architecture GGUF, read from its header (metadata and
+/// the shape of `token_embd.weight`) without loading any weight: the
+/// [`LlamaDims`] of [`load_llama_f32`]. Errors as [`load_llama_f32`].
+///
+/// ```no_run
+/// let d = pgraphrag_llm::read_llama_dims("models/SmolLM2-135M-Instruct.Q4_1.gguf".as_ref())?;
+/// assert_eq!((d.n_layer, d.n_embd, d.vocab), (30, 576, 49152));
+/// # Ok::<(), pgraphrag_llm::LlmError>(())
+/// ```
+pub fn read_llama_dims(path: &Path) -> Result<LlamaDims> {
+    let (ct, _, _) = read_content(path)?;
+    let arch = md_str(&ct, "general.architecture")
+        .ok_or_else(|| invalid(path, "no `general.architecture` in the metadata"))?;
+    if arch != "llama" {
+        return Err(LlmError::UnsupportedArchitecture {
+            path: path.to_path_buf(),
+            architecture: format!("{arch} (read_llama_dims reads llama models only)"),
+        });
+    }
+    let mut dims = read_dims(&ct, path)?;
+    let emb = ct
+        .tensors
+        .get("token_embd.weight")
+        .ok_or_else(|| invalid(path, "no tensor `token_embd.weight`"))?;
+    match emb.dims.as_slice() {
+        [vocab, n] if *n == dims.n_embd && *vocab > 0 => dims.vocab = *vocab,
+        other => {
+            return Err(invalid(
+                path,
+                format!(
+                    "`token_embd.weight` is {other:?}, expected [vocab, {}]",
+                    dims.n_embd
+                ),
+            ));
+        }
+    }
+    Ok(dims)
+}
+
 /// Reads a llama-architecture GGUF and dequantizes every weight to f32 with the native
 /// engine's own dequantization (the values [`crate::Activations::F32`] computes with), so a
 /// forward pass over them reproduces the engine up to f32 summation order.

@@ -242,6 +242,7 @@ impl NativeLlama {
                     .build()
                     .map_err(|e| invalid(path, format!("starting the worker threads: {e}")))?,
             ),
+            lora: None,
         })
     }
 }

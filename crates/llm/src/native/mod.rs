@@ -30,6 +30,7 @@ use std::path::Path;
 use crate::error::LlmError;
 use crate::gguf::Prefill;
 
+mod adapter;
 mod attention;
 pub(crate) mod dense;
 mod formats;
@@ -123,6 +124,8 @@ pub(crate) struct NativeLlama {
     /// is one of the pool's workers and each parallel region is a cheap fork-join instead of
     /// a hand-off to sleeping threads.
     pool: std::sync::Arc<rayon::ThreadPool>,
+    /// The LoRA adapter applied on the fly ([`Self::set_adapter`]), if any.
+    lora: Option<crate::lora::LoraAdapter>,
 }
 
 /// The state of one sequence: its KV cache and length.

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use super::formats::{QK, QRows};
 use super::{GEMM_MIN_ROWS, Linear, NativeLlama, Seq, prefill, q8};
 use crate::gguf::Prefill;
+use crate::lora::LoraTarget;
 
 impl NativeLlama {
     /// Runs `tokens` on the single sequence (appending to its KV cache) and returns the
@@ -222,6 +223,12 @@ impl NativeLlama {
         for (li, layer) in self.layers.iter().enumerate() {
             self.rms_norm(&x, &layer.attn_norm, &mut h);
             self.linear(&layer.qkv, &h, t, prompt, &mut qkv);
+            let qkv_parts = [
+                (LoraTarget::Q, 0),
+                (LoraTarget::K, q_dim),
+                (LoraTarget::V, q_dim + kv_dim),
+            ];
+            self.add_lora(li, &qkv_parts, &h, t, &mut qkv, qkv_dim);
             for (row, &p) in qkv.chunks_exact_mut(qkv_dim).zip(&pos) {
                 let (q, kv) = row.split_at_mut(q_dim);
                 self.rope(q, c.n_head, p);
@@ -254,11 +261,14 @@ impl NativeLlama {
                 self.attention(&qkv, &cache.k, &cache.v, t, s.len, scale, &mut att);
             }
             self.linear(&layer.wo, &att, t, prompt, &mut proj);
+            self.add_lora(li, &[(LoraTarget::O, 0)], &att, t, &mut proj, c.n_embd);
             for (a, b) in x.iter_mut().zip(&proj) {
                 *a += b;
             }
             self.rms_norm(&x, &layer.ffn_norm, &mut h);
             self.linear(&layer.gate_up, &h, t, prompt, &mut gu);
+            let gu_parts = [(LoraTarget::Gate, 0), (LoraTarget::Up, c.n_ff)];
+            self.add_lora(li, &gu_parts, &h, t, &mut gu, 2 * c.n_ff);
             for (row, a) in gu
                 .chunks_exact(2 * c.n_ff)
                 .zip(act.chunks_exact_mut(c.n_ff))
@@ -269,6 +279,7 @@ impl NativeLlama {
                 }
             }
             self.linear(&layer.down, &act, t, prompt, &mut proj);
+            self.add_lora(li, &[(LoraTarget::Down, 0)], &act, t, &mut proj, c.n_embd);
             for (a, b) in x.iter_mut().zip(&proj) {
                 *a += b;
             }

@@ -1,0 +1,307 @@
+//! Trained K-RagRec in the CLI: the data, index and retrieval setup `pgraphrag train kragrec`
+//! and `pgraphrag recsys eval --adapter` share, the cached per-row retrieval, and the
+//! evaluation of a trained encoder into the recsys rows file and tables.
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use pgraphrag_core::Progress;
+use pgraphrag_recsys::{
+    EvalData, HopVectors, IndexOptions, KgRetriever, Ml1m, Ml100k, MovieKg, Retrieval, Row,
+    ScoredRow, build_kg, summarize,
+};
+use pgraphrag_retrieval::dense::BertEncoder;
+use pgraphrag_train::{
+    CachedRetrieval, GraphEncoder, GraphFeatures, KragrecPrompt, Llama, RetrievalCache,
+    kragrec_letter_scores, kragrec_scored_row, letter_log_probs, retrieve_row,
+};
+
+use crate::error::{OrUsage, usage};
+use crate::progress::Bar;
+use crate::recsys_cmd::{
+    AggregationArg, DatasetArg, RunConfig, check_config, encoder, open_append, read_rows, render,
+};
+
+/// Triples recorded per row (as the KG-Text method's prompt gets).
+pub(crate) const MAX_TRIPLES: usize = 10;
+
+/// Where the K-RagRec rows come from: the flags `train kragrec` and `recsys eval` share.
+#[derive(clap::Args, Debug)]
+pub(crate) struct DataArgs {
+    /// Which rows: ML-100K leave-one-out or the ML-1M slice.
+    #[arg(long, value_enum, default_value = "ml1m")]
+    pub dataset: DatasetArg,
+    /// The ML-100K folder (its KG serves both datasets).
+    #[arg(long)]
+    pub ml100k: PathBuf,
+    /// The ML-1M slice folder (movies.dat, test_filtered.csv, movies_id_name.txt).
+    #[arg(long)]
+    pub ml1m: Option<PathBuf>,
+    /// BERT encoder folder (retrieval queries, node and relation features).
+    #[arg(long)]
+    pub encoder: PathBuf,
+    /// The index file: loaded when it exists, else built and saved there.
+    #[arg(long)]
+    pub index: PathBuf,
+    /// Message passing when the index is built.
+    #[arg(long, value_enum, default_value = "mean")]
+    pub aggregation: AggregationArg,
+}
+
+/// Everything loaded for K-RagRec rows.
+pub(crate) struct Loaded {
+    pub kg: MovieKg,
+    pub data: EvalData,
+    pub enc: BertEncoder,
+    pub enc_id: String,
+    pub vectors: HopVectors,
+}
+
+/// Loads the dataset, the KG, the sentence encoder and the index (built and saved when
+/// missing).
+pub(crate) fn load(a: &DataArgs, bar: &Bar) -> anyhow::Result<Loaded> {
+    let ml = Ml100k::load(&a.ml100k).or_usage()?;
+    let kg = build_kg(&ml)?;
+    let data = match a.dataset {
+        DatasetArg::Ml100k => EvalData::ml100k(&ml, &kg)?,
+        DatasetArg::Ml1m => {
+            let dir = a
+                .ml1m
+                .as_ref()
+                .ok_or_else(|| usage("--dataset ml1m needs --ml1m DIR (the MovieLens-1M slice)"))?;
+            EvalData::ml1m(&Ml1m::load(dir).or_usage()?, &ml, &kg)?
+        }
+    };
+    let (enc, enc_id) = encoder(&a.encoder)?;
+    let vectors = open_index(&a.index, a.aggregation, &enc, &enc_id, &kg, bar)?;
+    Ok(Loaded {
+        kg,
+        data,
+        enc,
+        enc_id,
+        vectors,
+    })
+}
+
+/// The index at `path`, or built (with `aggregation`) and saved there.
+pub(crate) fn open_index(
+    path: &Path,
+    aggregation: AggregationArg,
+    enc: &BertEncoder,
+    enc_id: &str,
+    kg: &MovieKg,
+    bar: &Bar,
+) -> anyhow::Result<HopVectors> {
+    if path.exists() {
+        return HopVectors::load(path, enc_id, &kg.graph, Some(enc.dim())).or_usage();
+    }
+    let opts = IndexOptions {
+        aggregation: aggregation.into(),
+        ..IndexOptions::default()
+    };
+    let v = HopVectors::build(&kg.graph, enc, enc_id, &opts, bar)?;
+    v.save(path)?;
+    eprintln!("built and saved the index {}", path.display());
+    Ok(v)
+}
+
+/// What the features and retrieval were made with: the encoder file's `features` and part of
+/// the retrieval cache's key.
+pub(crate) fn features_id(l: &Loaded) -> String {
+    format!("{}|{}|hop0", l.enc_id, l.vectors.aggregation().name())
+}
+
+/// The retrieval cache's key: settings, index and KG identity.
+pub(crate) fn cache_key(l: &Loaded, retrieval: &Retrieval) -> String {
+    format!(
+        "{}|{}|kg{:016x}|{:?}|triples{MAX_TRIPLES}",
+        features_id(l),
+        l.data.dataset.name(),
+        l.vectors.kg_fingerprint(),
+        retrieval
+    )
+}
+
+/// Each of `rows`' retrieval, from `cache` or retrieved (and saved every 100 rows and at the
+/// end, so an interrupted run keeps what it retrieved).
+pub(crate) fn retrieve_rows(
+    retriever: &KgRetriever<'_>,
+    data: &EvalData,
+    rows: &[(usize, Row)],
+    cache: &mut RetrievalCache,
+    bar: &Bar,
+) -> anyhow::Result<Vec<CachedRetrieval>> {
+    bar.start(rows.len() as u64, "rows retrieved");
+    let mut out = Vec::with_capacity(rows.len());
+    for (n, (i, row)) in rows.iter().enumerate() {
+        let r = match cache.get(*i) {
+            Some(r) => r.clone(),
+            None => {
+                let r = retrieve_row(
+                    retriever,
+                    &data.popularity,
+                    &data.titles,
+                    &row.history,
+                    MAX_TRIPLES,
+                )
+                .with_context(|| format!("row {i}"))?;
+                cache.insert(*i, r.clone());
+                r
+            }
+        };
+        out.push(r);
+        if n % 100 == 99 {
+            cache.save()?;
+        }
+        bar.advance(1);
+    }
+    cache.save()?;
+    bar.finish();
+    Ok(out)
+}
+
+/// The retrieval cache next to `out` (`OUT.retrieval.json`) unless given.
+pub(crate) fn cache_path(given: Option<&Path>, out: &Path) -> PathBuf {
+    given.map(Path::to_path_buf).unwrap_or_else(|| {
+        let mut p = out.as_os_str().to_owned();
+        p.push(".retrieval.json");
+        p.into()
+    })
+}
+
+/// What `recsys eval --adapter` needs beyond the data.
+pub(crate) struct AdapterEval<'a> {
+    pub data: &'a DataArgs,
+    pub adapter: &'a Path,
+    pub model: &'a Path,
+    pub out: &'a Path,
+    pub cache: Option<&'a Path>,
+    pub start: usize,
+    pub rows: usize,
+    pub m: &'a [usize],
+    pub style: pgraphrag_recsys::PromptStyle,
+    pub seed: u64,
+    pub results: Option<&'a Path>,
+    pub quiet: bool,
+}
+
+/// `pgraphrag recsys eval --adapter ENCODER`: the trained K-RagRec on the rows, appended to
+/// the rows file (resumably), summarised by the recsys metrics.
+pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
+    let bar = Bar::new(a.quiet);
+    let mut l = load(a.data, &bar)?;
+    l.data.slice(a.start, a.rows);
+    if l.data.rows.is_empty() {
+        bail!(usage(format!(
+            "no rows in {}..{} of the {} dataset",
+            a.start,
+            a.start + a.rows,
+            l.data.dataset.name()
+        )));
+    }
+    let samplers =
+        a.m.iter()
+            .map(|&m| l.data.sampler(m, a.seed))
+            .collect::<Result<Vec<_>, _>>()
+            .or_usage()?;
+    let device = candle_core::Device::Cpu;
+    let model = Llama::from_gguf(a.model, &device)
+        .with_context(|| format!("loading {}", a.model.display()))
+        .or_usage()?;
+    let native = pgraphrag_llm::GgufModel::load(
+        a.model,
+        pgraphrag_llm::GgufOptions {
+            activations: pgraphrag_llm::Activations::F32,
+            ..Default::default()
+        },
+    )
+    .with_context(|| format!("loading {}", a.model.display()))
+    .or_usage()?;
+    let features = features_id(&l);
+    let enc = GraphEncoder::load(a.adapter, model.base_id(), &features, &device)
+        .with_context(|| format!("--adapter {}", a.adapter.display()))
+        .or_usage()?;
+    let prompt = KragrecPrompt::new(pgraphrag_llm::LlmTokenizer::from_gguf(a.model)?, a.style)?;
+    let config = RunConfig {
+        dataset: a.data.dataset,
+        model: format!("k-ragrec:{}:{}", a.adapter.display(), model.base_id()),
+        encoder: l.enc_id.clone(),
+        aggregation: a.data.aggregation,
+        style: a.style.name().into(),
+        wrap: "llama2-inst+graph".into(),
+        retrieval: "paper".into(),
+        seed: a.seed,
+        max_triples: MAX_TRIPLES,
+    };
+    check_config(a.out, &config)?;
+    let (earlier, _) = read_rows(a.out)?;
+    let done: HashSet<(usize, usize)> = earlier
+        .iter()
+        .map(|r| (r.row, r.candidates.len()))
+        .collect();
+    let retrieval = Retrieval::paper();
+    let index = pgraphrag_recsys::ExactIndex::new(&l.vectors);
+    let retriever = KgRetriever::new(&l.kg.graph, &l.vectors, &index, &l.enc, retrieval.clone())?;
+    let mut cache =
+        RetrievalCache::open(&cache_path(a.cache, a.out), &cache_key(&l, &retrieval)).or_usage()?;
+    let knowledge = retrieve_rows(&retriever, &l.data, &l.data.rows, &mut cache, &bar)?;
+    let feats = GraphFeatures::new(&l.kg.graph, &l.vectors, &l.enc, retrieval.ego_hops)?;
+    let mut out = open_append(a.out)?;
+    let t = Instant::now();
+    let mut all = earlier;
+    let mut scored = 0usize;
+    bar.start(l.data.rows.len() as u64, "rows");
+    for ((i, row), k) in l.data.rows.iter().zip(&knowledge) {
+        let mut graphs = None;
+        for s in &samplers {
+            if done.contains(&(*i, s.m())) {
+                continue;
+            }
+            let c = l.data.candidates(s, *i, row)?;
+            if graphs.is_none() {
+                graphs = Some(feats.subgraphs(&k.centres)?);
+            }
+            let g = graphs.clone().unwrap_or_default();
+            let ex = prompt.example(row, &c, &l.data.titles, g)?;
+            let letters = prompt.letter_ids(s.m())?;
+            let scores = if ex.graphs.is_empty() {
+                // No soft token: the plain prompt, on the native engine's f32 path (its logits
+                // equal the candle forward pass's to ~1e-4, docs/train.md; several times faster).
+                let ids: Vec<u32> = ex.prefix.iter().chain(&ex.rest).copied().collect();
+                letter_log_probs(&native.next_token_logits(&ids)?, letters)
+            } else {
+                kragrec_letter_scores(&model, &enc, None, &ex, letters)
+            }
+            .with_context(|| format!("scoring row {i}"))?;
+            let r = kragrec_scored_row(*i, row, &c, scores, k.triples.clone());
+            writeln!(out, "{}", serde_json::to_string(&r)?)
+                .and_then(|_| out.flush())
+                .with_context(|| format!("appending to {}", a.out.display()))?;
+            all.push(r);
+            scored += 1;
+        }
+        bar.advance(1);
+    }
+    bar.finish();
+    eprintln!(
+        "scored {scored} (row, M) units in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let wanted: HashSet<usize> = l.data.rows.iter().map(|(i, _)| *i).collect();
+    all.retain(|r: &ScoredRow| wanted.contains(&r.row) && a.m.contains(&r.candidates.len()));
+    let summary = summarize(&all, &[3, 5, 10], 1000, 0.95, 0)?;
+    let table = render(&summary, l.data.dataset, &config, "trained encoder");
+    print!("{table}");
+    if let Some(dir) = a.results {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::write(dir.join("results.md"), &table)?;
+        let json = serde_json::json!({ "config": config, "summary": summary });
+        std::fs::write(
+            dir.join("results.json"),
+            serde_json::to_string_pretty(&json)? + "\n",
+        )?;
+    }
+    Ok(())
+}
