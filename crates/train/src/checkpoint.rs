@@ -106,6 +106,37 @@ pub(crate) fn read_with_metadata(
     Ok((bytes, md))
 }
 
+/// [`read_with_metadata`] for a file of our own kind: metadata `format` must be `format` and
+/// `format_version` be `version` (else `bad`'s error), and `base_model` be `base_model`
+/// (else [`TrainError::BaseModelMismatch`], naming both).
+pub(crate) fn read_for_model(
+    path: &Path,
+    bad: &dyn Fn(String) -> TrainError,
+    (format, version): (&str, &str),
+    base_model: &str,
+) -> Result<(Vec<u8>, HashMap<String, String>)> {
+    let (bytes, md) = read_with_metadata(path, bad)?;
+    let get = |k: &str| meta_value(&md, k, bad);
+    if get("format")? != format {
+        return Err(bad(format!("metadata `format` is not `{format}`")));
+    }
+    let found = get("format_version")?;
+    if found != version {
+        return Err(bad(format!(
+            "format version {found} (this build reads {version})"
+        )));
+    }
+    let found = get("base_model")?;
+    if found != base_model {
+        return Err(TrainError::BaseModelMismatch {
+            path: path.to_path_buf(),
+            expected: base_model.to_string(),
+            found,
+        });
+    }
+    Ok((bytes, md))
+}
+
 /// Metadata entry `k`, or `bad`'s error naming it as missing.
 pub(crate) fn meta_value(
     md: &HashMap<String, String>,

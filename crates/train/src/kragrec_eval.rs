@@ -183,25 +183,9 @@ impl GraphEncoder {
             path: path.to_path_buf(),
             reason,
         };
-        let (bytes, md) = crate::checkpoint::read_with_metadata(path, &bad)?;
+        let (bytes, md) =
+            crate::checkpoint::read_for_model(path, &bad, (FORMAT, VERSION), base_model)?;
         let get = |k: &str| crate::checkpoint::meta_value(&md, k, &bad);
-        if get("format")? != FORMAT {
-            return Err(bad(format!("metadata `format` is not `{FORMAT}`")));
-        }
-        if get("format_version")? != VERSION {
-            return Err(bad(format!(
-                "format version {} (this build reads {VERSION})",
-                get("format_version")?
-            )));
-        }
-        let found = get("base_model")?;
-        if found != base_model {
-            return Err(TrainError::BaseModelMismatch {
-                path: path.to_path_buf(),
-                expected: base_model.to_string(),
-                found,
-            });
-        }
         let f = get("features")?;
         if f != features {
             return Err(bad(format!(

@@ -352,25 +352,9 @@ impl Lora {
             path: path.to_path_buf(),
             reason,
         };
-        let (bytes, md) = crate::checkpoint::read_with_metadata(path, &bad)?;
+        let (bytes, md) =
+            crate::checkpoint::read_for_model(path, &bad, (FORMAT, VERSION), base_id)?;
         let get = |k: &str| crate::checkpoint::meta_value(&md, k, &bad);
-        if get("format")? != FORMAT {
-            return Err(bad(format!("metadata `format` is not `{FORMAT}`")));
-        }
-        if get("format_version")? != VERSION {
-            return Err(bad(format!(
-                "format version {} (this build reads {VERSION})",
-                get("format_version")?
-            )));
-        }
-        let base = get("base_model")?;
-        if base != base_id {
-            return Err(TrainError::BaseModelMismatch {
-                path: path.to_path_buf(),
-                expected: base_id.to_string(),
-                found: base,
-            });
-        }
         let num = |k: &str| -> Result<f64> {
             get(k)?
                 .parse::<f64>()
@@ -428,7 +412,7 @@ impl Lora {
         }
         Ok(Lora {
             config,
-            base_id: base,
+            base_id: base_id.to_string(),
             pairs,
             n_layer: d.n_layer,
         })
