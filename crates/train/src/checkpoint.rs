@@ -137,6 +137,35 @@ pub(crate) fn read_for_model(
     Ok((bytes, md))
 }
 
+/// Removes tensor `key` from `tensors`: it must be there, be f32 of shape `shape` and hold
+/// only finite values (else `bad`'s error, naming it).
+pub(crate) fn take_tensor(
+    tensors: &mut HashMap<String, Tensor>,
+    key: &str,
+    shape: &[usize],
+    bad: &dyn Fn(String) -> TrainError,
+) -> Result<Tensor> {
+    let t = tensors
+        .remove(key)
+        .ok_or_else(|| bad(format!("tensor `{key}` is missing")))?;
+    if t.dims() != shape || t.dtype() != DType::F32 {
+        return Err(bad(format!(
+            "tensor `{key}` is {:?} {:?}, expected f32 {shape:?}",
+            t.dtype(),
+            t.dims()
+        )));
+    }
+    let finite = t
+        .flatten_all()
+        .and_then(|t| t.to_vec1::<f32>())
+        .map(|v| v.iter().all(|x| x.is_finite()))
+        .unwrap_or(false);
+    if !finite {
+        return Err(bad(format!("tensor `{key}` has non-finite values")));
+    }
+    Ok(t)
+}
+
 /// Metadata entry `k`, or `bad`'s error naming it as missing.
 pub(crate) fn meta_value(
     md: &HashMap<String, String>,
@@ -197,26 +226,7 @@ pub(crate) fn load(
     let mut tensors = candle_core::safetensors::load_buffer(&bytes, dev)
         .map_err(|e| bad(format!("reading tensors: {e}")))?;
     let mut take = |prefix: &str, name: &str, shape: &[usize]| -> Result<Tensor> {
-        let key = format!("{prefix}/{name}");
-        let t = tensors
-            .remove(&key)
-            .ok_or_else(|| bad(format!("tensor `{key}` is missing")))?;
-        if t.dims() != shape || t.dtype() != DType::F32 {
-            return Err(bad(format!(
-                "tensor `{key}` is {:?} {:?}, the run's variable is f32 {shape:?}",
-                t.dtype(),
-                t.dims()
-            )));
-        }
-        let ok = t
-            .flatten_all()
-            .and_then(|t| t.to_vec1::<f32>())
-            .map(|v| v.iter().all(|x| x.is_finite()))
-            .unwrap_or(false);
-        if !ok {
-            return Err(bad(format!("tensor `{key}` has non-finite values")));
-        }
-        Ok(t)
+        take_tensor(&mut tensors, &format!("{prefix}/{name}"), shape, &bad)
     };
     let (mut params, mut m, mut v) = (Vec::new(), Vec::new(), Vec::new());
     for (n, s) in names.iter().zip(shapes) {

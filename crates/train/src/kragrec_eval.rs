@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{Device, Tensor};
 use pgraphrag_recsys::{CandidateSet, Row, ScoredRow};
 
 use crate::error::{Ctx, Result, TrainError};
@@ -217,25 +217,7 @@ impl GraphEncoder {
         let mut tensors = candle_core::safetensors::load_buffer(&bytes, device)
             .map_err(|e| bad(format!("reading tensors: {e}")))?;
         for (name, var) in enc.named_vars() {
-            let t = tensors
-                .remove(&name)
-                .ok_or_else(|| bad(format!("tensor `{name}` is missing")))?;
-            if t.dims() != var.dims() || t.dtype() != DType::F32 {
-                return Err(bad(format!(
-                    "tensor `{name}` is {:?} {:?}, expected f32 {:?}",
-                    t.dtype(),
-                    t.dims(),
-                    var.dims()
-                )));
-            }
-            let finite = t
-                .flatten_all()
-                .and_then(|t| t.to_vec1::<f32>())
-                .map(|v| v.iter().all(|x| x.is_finite()))
-                .unwrap_or(false);
-            if !finite {
-                return Err(bad(format!("tensor `{name}` has non-finite values")));
-            }
+            let t = crate::checkpoint::take_tensor(&mut tensors, &name, var.dims(), &bad)?;
             var.set(&t).ctx(|| name.clone())?;
         }
         if let Some(extra) = tensors.keys().next() {

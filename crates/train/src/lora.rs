@@ -382,24 +382,12 @@ impl Lora {
                 let (out, inp) = tg.shape(&d);
                 let mut take = |suffix: &str, shape: (usize, usize)| -> Result<Var> {
                     let name = format!("blk.{li}.{}.{suffix}", tg.name());
-                    let t = tensors
-                        .remove(&name)
-                        .ok_or_else(|| bad(format!("tensor `{name}` is missing")))?;
-                    if t.dims() != [shape.0, shape.1] || t.dtype() != DType::F32 {
-                        return Err(bad(format!(
-                            "tensor `{name}` is {:?} {:?}, expected f32 {shape:?}",
-                            t.dtype(),
-                            t.dims()
-                        )));
-                    }
-                    let finite = t
-                        .flatten_all()
-                        .and_then(|t| t.to_vec1::<f32>())
-                        .map(|v| v.iter().all(|x| x.is_finite()))
-                        .unwrap_or(false);
-                    if !finite {
-                        return Err(bad(format!("tensor `{name}` has non-finite values")));
-                    }
+                    let t = crate::checkpoint::take_tensor(
+                        &mut tensors,
+                        &name,
+                        &[shape.0, shape.1],
+                        &bad,
+                    )?;
                     Var::from_tensor(&t).ctx(|| name.clone())
                 };
                 let a = take("lora_a", (config.rank, inp))?;
