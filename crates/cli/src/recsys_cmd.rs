@@ -390,17 +390,33 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
             && names.contains(r.method.as_str())
             && a.m.contains(&r.candidates.len())
     });
-    let summary = summarize(&all, &[3, 5, 10], 1000, 0.95, 0)?;
-    let table = render(&summary, data.dataset, &config, "inference-only methods");
+    report(
+        &all,
+        data.dataset,
+        &config,
+        "inference-only methods",
+        a.results.as_deref(),
+    )
+}
+
+/// Summarises `rows` (ACC and Recall@3/5/10 with bootstrap intervals), prints the table and,
+/// with `results`, writes it there as `results.md` and `results.json` (with `config`).
+pub(crate) fn report(
+    rows: &[ScoredRow],
+    dataset: Dataset,
+    config: &RunConfig,
+    what: &str,
+    results: Option<&Path>,
+) -> anyhow::Result<()> {
+    let summary = summarize(rows, &[3, 5, 10], 1000, 0.95, 0)?;
+    let table = render(&summary, dataset, config, what);
     print!("{table}");
-    if let Some(dir) = &a.results {
+    if let Some(dir) = results {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        std::fs::write(dir.join("results.md"), &table)?;
+        pgraphrag_eval::write_atomic(&dir.join("results.md"), table.as_bytes())?;
         let json = serde_json::json!({ "config": config, "summary": summary });
-        std::fs::write(
-            dir.join("results.json"),
-            serde_json::to_string_pretty(&json)? + "\n",
-        )?;
+        let json = serde_json::to_string_pretty(&json)? + "\n";
+        pgraphrag_eval::write_atomic(&dir.join("results.json"), json.as_bytes())?;
     }
     Ok(())
 }

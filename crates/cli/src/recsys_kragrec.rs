@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 use pgraphrag_core::Progress;
 use pgraphrag_recsys::{
     EvalData, HopVectors, IndexOptions, KgRetriever, Ml1m, Ml100k, MovieKg, Retrieval, Row,
-    ScoredRow, build_kg, summarize,
+    ScoredRow, build_kg,
 };
 use pgraphrag_retrieval::dense::BertEncoder;
 use pgraphrag_train::{
@@ -21,7 +21,7 @@ use pgraphrag_train::{
 use crate::error::{OrUsage, usage};
 use crate::progress::Bar;
 use crate::recsys_cmd::{
-    AggregationArg, DatasetArg, RunConfig, check_config, encoder, open_append, read_rows, render,
+    AggregationArg, DatasetArg, RunConfig, check_config, encoder, open_append, read_rows,
 };
 
 /// Triples recorded per row (as the KG-Text method's prompt gets).
@@ -291,17 +291,11 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
     );
     let wanted: HashSet<usize> = l.data.rows.iter().map(|(i, _)| *i).collect();
     all.retain(|r: &ScoredRow| wanted.contains(&r.row) && a.m.contains(&r.candidates.len()));
-    let summary = summarize(&all, &[3, 5, 10], 1000, 0.95, 0)?;
-    let table = render(&summary, l.data.dataset, &config, "trained encoder");
-    print!("{table}");
-    if let Some(dir) = a.results {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        std::fs::write(dir.join("results.md"), &table)?;
-        let json = serde_json::json!({ "config": config, "summary": summary });
-        std::fs::write(
-            dir.join("results.json"),
-            serde_json::to_string_pretty(&json)? + "\n",
-        )?;
-    }
-    Ok(())
+    crate::recsys_cmd::report(
+        &all,
+        l.data.dataset,
+        &config,
+        "trained encoder",
+        a.results,
+    )
 }
