@@ -291,11 +291,5 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
     );
     let wanted: HashSet<usize> = l.data.rows.iter().map(|(i, _)| *i).collect();
     all.retain(|r: &ScoredRow| wanted.contains(&r.row) && a.m.contains(&r.candidates.len()));
-    crate::recsys_cmd::report(
-        &all,
-        l.data.dataset,
-        &config,
-        "trained encoder",
-        a.results,
-    )
+    crate::recsys_cmd::report(&all, l.data.dataset, &config, "trained encoder", a.results)
 }

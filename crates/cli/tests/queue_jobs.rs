@@ -15,18 +15,11 @@
 
 #[path = "../../store/tests/queue_support/mod.rs"]
 mod queue_support;
+mod support;
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn split() -> PathBuf {
-    let dir = match std::env::var_os("PGRAPHRAG_DATA") {
-        Some(v) if !v.is_empty() => PathBuf::from(v),
-        _ => queue_support::root().join("../shared/data"),
-    };
-    pgraphrag_data::pgraphrag_split_path(&dir, "hotel", "dev")
-}
 
 fn run(args: &[OsString]) -> (String, String) {
     let o = Command::new(env!("CARGO_BIN_EXE_pgraphrag"))
@@ -45,25 +38,28 @@ fn run(args: &[OsString]) -> (String, String) {
     (stdout, stderr)
 }
 
-fn stats(stdout: &str) -> serde_json::Value {
-    let line = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("stats "))
-        .unwrap_or_else(|| panic!("no stats line in:\n{stdout}"));
-    serde_json::from_str(line).unwrap()
-}
-
-/// results.md, results.csv and the OUTPUT files of a run.
-fn files(out: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(out)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("OUTPUT-") || n == "results.md" || n == "results.csv")
-        .map(|n| (n.clone(), std::fs::read(out.join(&n)).unwrap()))
+/// Submits a job (`submit`: the `queue submit …` arguments), checks its kind and unit count,
+/// and drains the queue with two `pgraphrag worker --drain` processes running at once.
+fn submit_and_drain(submit: &[OsString], nats: &[OsString], kind: &str, units: u64) {
+    let (job, _) = run(submit);
+    let job: serde_json::Value = serde_json::from_str(job.trim()).unwrap();
+    assert_eq!(
+        (job["kind"].as_str(), job["units"].as_u64()),
+        (Some(kind), Some(units))
+    );
+    let workers: Vec<_> = ["w1", "w2"]
+        .iter()
+        .map(|name| {
+            let mut a: Vec<OsString> = ["worker", "--drain", "--quiet", "--name", name]
+                .map(OsString::from)
+                .to_vec();
+            a.extend(nats.iter().cloned());
+            std::thread::spawn(move || run(&a))
+        })
         .collect();
-    v.sort();
-    v
+    for w in workers {
+        w.join().unwrap();
+    }
 }
 
 #[test]
@@ -71,15 +67,14 @@ fn a_queued_bench_job_fills_the_cache_and_the_bench_then_only_scores() {
     let Some(bin) = queue_support::server_or_skip("queue_bench") else {
         return;
     };
-    let model = queue_support::root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
-    assert!(model.is_file(), "run scripts/fetch-llms.sh --smollm-only");
+    let model = support::model();
     let node = queue_support::Node::start(&bin);
     let dir = tempfile::tempdir().unwrap();
     let (queued, direct) = (dir.path().join("queued"), dir.path().join("direct"));
     let os = |s: &str| OsString::from(s);
     let grid = |out: &Path| -> Vec<OsString> {
         let mut a: Vec<OsString> = ["--quiet", "--task", "rating"].map(os).to_vec();
-        a.extend([os("--split"), split().into_os_string()]);
+        a.extend([os("--split"), support::split("hotel").into_os_string()]);
         a.extend([os("--model"), model.clone().into_os_string()]);
         a.extend([os("--out"), out.as_os_str().to_owned()]);
         a.extend(["--limit", "6", "--modes", "none,user,random", "--ks", "1,2"].map(os));
@@ -95,25 +90,8 @@ fn a_queued_bench_job_fills_the_cache_and_the_bench_then_only_scores() {
     ]);
     submit.extend([os("--chunk"), os("2")]);
     submit.extend(grid(&queued));
-    let (job, _) = run(&submit);
-    let job: serde_json::Value = serde_json::from_str(job.trim()).unwrap();
-    assert_eq!(
-        (job["kind"].as_str(), job["units"].as_u64()),
-        (Some("bench"), Some(3))
-    );
+    submit_and_drain(&submit, &nats, "bench", 3);
 
-    let workers: Vec<_> = ["w1", "w2"]
-        .iter()
-        .map(|name| {
-            let mut a: Vec<OsString> = vec![os("worker"), os("--drain"), os("--quiet")];
-            a.extend(nats.iter().cloned());
-            a.extend([os("--name"), os(name)]);
-            std::thread::spawn(move || run(&a))
-        })
-        .collect();
-    for w in workers {
-        w.join().unwrap();
-    }
     let mut status: Vec<OsString> = ["queue", "status", "--json"].map(os).to_vec();
     status.extend(nats.iter().cloned());
     status.extend([
@@ -125,7 +103,7 @@ fn a_queued_bench_job_fills_the_cache_and_the_bench_then_only_scores() {
 
     let mut bench = vec![os("bench")];
     bench.extend(grid(&queued));
-    let from_queue = stats(&run(&bench).0);
+    let from_queue = support::stats(&run(&bench).0);
     assert_eq!(
         (
             from_queue["generated"].as_u64(),
@@ -136,9 +114,9 @@ fn a_queued_bench_job_fills_the_cache_and_the_bench_then_only_scores() {
     );
     let mut bench = vec![os("bench")];
     bench.extend(grid(&direct));
-    let generated = stats(&run(&bench).0);
+    let generated = support::stats(&run(&bench).0);
     assert_eq!(generated["generated"], generated["unique_prompts"]);
-    let (a, b) = (files(&queued), files(&direct));
+    let (a, b) = (support::bench_files(&queued), support::bench_files(&direct));
     assert!(
         a.len() >= 3,
         "{:?}",
@@ -187,8 +165,7 @@ fn a_queued_summary_job_fills_the_store_and_summarize_then_computes_nothing() {
     let Some(bin) = queue_support::server_or_skip("queue_summarize") else {
         return;
     };
-    let model = queue_support::root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
-    assert!(model.is_file(), "run scripts/fetch-llms.sh --smollm-only");
+    let model = support::model();
     let node = queue_support::Node::start(&bin);
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("LaMP_7_questions.json");
@@ -226,31 +203,14 @@ fn a_queued_summary_job_fills_the_store_and_summarize_then_computes_nothing() {
         dir.path().join("jobs.sqlite").into_os_string(),
     ]);
     submit.extend([os("--chunk"), os("2")]);
-    let (job, _) = run(&submit);
-    let job: serde_json::Value = serde_json::from_str(job.trim()).unwrap();
-    assert_eq!(
-        (job["kind"].as_str(), job["units"].as_u64()),
-        (Some("summarize"), Some(3))
-    );
-    let workers: Vec<_> = ["w1", "w2"]
-        .iter()
-        .map(|name| {
-            let mut a: Vec<OsString> = vec![os("worker"), os("--drain"), os("--quiet")];
-            a.extend(nats.iter().cloned());
-            a.extend([os("--name"), os(name)]);
-            std::thread::spawn(move || run(&a))
-        })
-        .collect();
-    for w in workers {
-        w.join().unwrap();
-    }
+    submit_and_drain(&submit, &nats, "summarize", 3);
 
     let summarize = |store: &Path, export: &Path| -> serde_json::Value {
         let mut a: Vec<OsString> = vec![os("summarize"), os("--quiet")];
         common(&mut a);
         a.extend([os("--store"), store.as_os_str().to_owned()]);
         a.extend([os("--export"), export.as_os_str().to_owned()]);
-        stats(&run(&a).0)
+        support::stats(&run(&a).0)
     };
     let (from_queue, fresh) = (
         dir.path().join("queued.jsonl"),

@@ -9,20 +9,10 @@
 //! locally without it, failed under CI=true.
 #![cfg(feature = "postgres")]
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn split() -> PathBuf {
-    let dir = match std::env::var_os("PGRAPHRAG_DATA") {
-        Some(v) if !v.is_empty() => PathBuf::from(v),
-        _ => root().join("../shared/data"),
-    };
-    pgraphrag_data::pgraphrag_split_path(&dir, "hotel", "dev")
-}
 
 fn url() -> Option<String> {
     match std::env::var("PGRAPHRAG_PG_URL") {
@@ -54,35 +44,13 @@ fn run(args: &[&std::ffi::OsStr]) -> String {
     stdout
 }
 
-fn stats(stdout: &str) -> serde_json::Value {
-    let line = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("stats "))
-        .unwrap_or_else(|| panic!("no stats line in:\n{stdout}"));
-    serde_json::from_str(line).unwrap()
-}
-
-/// results.md, results.csv and the OUTPUT files of a run.
-fn files(out: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(out)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("OUTPUT-") || n == "results.md" || n == "results.csv")
-        .map(|n| (n.clone(), std::fs::read(out.join(&n)).unwrap()))
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn the_bench_grid_over_the_store_gives_the_in_memory_table() {
     let Some(url) = url() else {
         return;
     };
-    let split = split();
-    let model = root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf");
-    assert!(model.is_file(), "run scripts/fetch-llms.sh --smollm-only");
+    let split = support::split("hotel");
+    let model = support::model();
     let dir = tempfile::tempdir().unwrap();
     let (memory, store) = (dir.path().join("memory"), dir.path().join("store"));
     let os = |s: &str| std::ffi::OsString::from(s);
@@ -123,7 +91,7 @@ fn the_bench_grid_over_the_store_gives_the_in_memory_table() {
             a.extend([os("--cache"), os(c)]);
         }
         let refs: Vec<&std::ffi::OsStr> = a.iter().map(|s| s.as_os_str()).collect();
-        stats(&run(&refs))
+        support::stats(&run(&refs))
     };
     let first = grid(&memory, None, None);
     assert!(first["generated"].as_u64().unwrap() > 0, "{first}");
@@ -135,7 +103,7 @@ fn the_bench_grid_over_the_store_gives_the_in_memory_table() {
         (Some(0), first["unique_prompts"].as_u64()),
         "the store's prompts differ from the in-memory ones: {second} vs {first}"
     );
-    let (a, b) = (files(&memory), files(&store));
+    let (a, b) = (support::bench_files(&memory), support::bench_files(&store));
     assert!(
         a.len() >= 3,
         "{:?}",
@@ -150,7 +118,7 @@ fn the_bench_grid_over_the_store_gives_the_in_memory_table() {
     let third = grid(&shared, Some(&url), Some(&url));
     assert_eq!(third["unique_prompts"], first["unique_prompts"], "{third}");
     assert!(!shared.join("cache.sqlite").exists());
-    let c = files(&shared);
+    let c = support::bench_files(&shared);
     assert_eq!(a.len(), c.len());
     for ((name, x), (_, y)) in a.iter().zip(&c) {
         assert!(

@@ -4,20 +4,12 @@
 //!
 //! Needs `models/SmolLM2-135M-Instruct.Q4_1.gguf` (`scripts/fetch-llms.sh --smollm-only`);
 //! fails loudly without it.
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn model() -> PathBuf {
-    let p =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/SmolLM2-135M-Instruct.Q4_1.gguf");
-    assert!(
-        p.is_file(),
-        "the SmolLM2 model is missing at {}: run scripts/fetch-llms.sh --smollm-only",
-        p.display()
-    );
-    p
-}
+mod support;
+use support::model;
 
 /// The command: one epoch of 4 steps (one example each), a checkpoint after every step.
 fn train(data: &Path, out: &Path, ckpt: &Path) -> Command {

@@ -6,38 +6,11 @@
 //!
 //! Needs `models/SmolLM2-135M-Instruct.Q4_1.gguf` (`scripts/fetch-llms.sh --smollm-only`) and
 //! the PGraphRAG dev splits (`$PGRAPHRAG_DATA`, default `../shared/data`); fails loudly without.
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn model() -> PathBuf {
-    let p = std::env::var_os("PGRAPHRAG_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("models/SmolLM2-135M-Instruct.Q4_1.gguf"));
-    assert!(
-        p.is_file(),
-        "the SmolLM2 model is missing at {}: run scripts/fetch-llms.sh --smollm-only",
-        p.display()
-    );
-    p
-}
-
-fn split() -> PathBuf {
-    let data = match std::env::var_os("PGRAPHRAG_DATA") {
-        Some(v) if !v.is_empty() => PathBuf::from(v),
-        _ => root().join("../shared/data"),
-    };
-    let p = pgraphrag_data::pgraphrag_split_path(&data, "amazon", "dev");
-    assert!(
-        p.is_file(),
-        "the PGraphRAG split is missing at {}: set PGRAPHRAG_DATA to the shared data folder",
-        p.display()
-    );
-    p
-}
+mod support;
+use support::model;
 
 fn run(args: &[&str], paths: &[(&str, &Path)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_pgraphrag"));
@@ -106,7 +79,7 @@ fn bench_exports_the_prompts_of_users_outside_the_evaluated_ones() {
                 "--quiet",
             ],
             &[
-                ("--split", &split()),
+                ("--split", &support::split("amazon")),
                 ("--out", &dir.path().join("out")),
                 ("--export-prompts", &file),
             ],
@@ -164,7 +137,11 @@ fn train_lora_resumes_and_refuses_bad_data() {
     // The adapter's generations are cached apart from the base model's.
     let bench = |adapter: Option<&Path>| {
         let out = dir.path().join("bench");
-        let mut paths = vec![("--split", split()), ("--out", out), ("--model", model())];
+        let mut paths = vec![
+            ("--split", support::split("amazon")),
+            ("--out", out),
+            ("--model", model()),
+        ];
         if let Some(a) = adapter {
             paths.push(("--adapter", a.to_path_buf()));
         }
