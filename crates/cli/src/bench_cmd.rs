@@ -18,8 +18,8 @@ use pgraphrag_core::{RankedProfile, SummaryScope};
 use pgraphrag_data::{RankingRecord, write_rankings};
 use pgraphrag_eval::{
     CachedGenerator, ConfigOutputs, RatingScorer, Recipe, ResultsTable, RunConfig, RunName, Scorer,
-    TextScorer, cold_start, gold, paired_p_values, rank_all, ranking_file_name, write_atomic,
-    write_output_file,
+    TextScorer, cold_start, gold, paired_p_values, rank_all, ranking_file_name, vs_best_constant,
+    write_atomic, write_output_file,
 };
 use pgraphrag_graph::UserItemGraph;
 use pgraphrag_llm::{GgufModel, OpenAiClient, OpenAiOptions};
@@ -297,6 +297,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let p = paired_p_values(task, &outputs, &golds, &extract, scorer.as_ref(), baseline)?;
             markdown.push_str(&p_value_table(&table, &p, baseline));
         }
+    }
+    if task == Task::Rating {
+        markdown.push_str(&vs_best_constant(&outputs, &golds, &extract, 0)?.to_markdown());
     }
     write_atomic(&args.out.join("results.md"), markdown.as_bytes())?;
     write_atomic(&args.out.join("results.csv"), table.to_csv().as_bytes())?;

@@ -229,8 +229,8 @@ pub(crate) struct RunConfig {
 
 fn eval(a: EvalArgs) -> anyhow::Result<()> {
     if let Some(adapter) = &a.adapter {
-        // The candle forward pass: see `train_cmd::limit_candle_threads`.
-        crate::train_cmd::limit_candle_threads();
+        // The candle forward pass: see `train_cmd::prepare_candle_process`.
+        crate::train_cmd::prepare_candle_process();
         let data = crate::recsys_kragrec::DataArgs {
             dataset: a.dataset,
             ml100k: a.ml100k.clone(),

@@ -218,7 +218,7 @@ pub(crate) fn train<O: Objective>(
 
 /// Runs `pgraphrag train`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    limit_candle_threads();
+    prepare_candle_process();
     match args.command {
         TrainCommand::Lora(a) => lora(a),
         TrainCommand::Kragrec(a) => crate::train_kragrec_cmd::run(a),
@@ -228,8 +228,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// candle 0.11 runs element-wise ops on its own pool of spinning workers
 /// (`CANDLE_NUM_THREADS`, default: every core) beside the matrix products' threads; on a few
 /// cores they take the cores from the products (4× slower steps, `docs/train.md`). One worker
-/// is the measured best; an explicit `CANDLE_NUM_THREADS` is kept.
-pub(crate) fn limit_candle_threads() {
+/// is the measured best; an explicit `CANDLE_NUM_THREADS` is kept. Freed memory is kept for
+/// reuse ([`pgraphrag_train::retain_freed_memory`], 1.5× on a training step).
+pub(crate) fn prepare_candle_process() {
+    pgraphrag_train::retain_freed_memory();
     if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
         // SAFETY: called first thing in the `train` command, before candle, rayon or any
         // other thread of this process starts, so nothing reads the environment concurrently.

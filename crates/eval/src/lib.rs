@@ -21,6 +21,8 @@
 //! * [`ResultsTable`], [`Scorer`], [`TextScorer`] (ROUGE-1/L, METEOR), [`RatingScorer`]
 //!   (MAE/RMSE): extraction, scores, tables (Markdown, CSV, and SVG bar charts with
 //!   [`ResultsTable::to_svg`]; [`ResultsTable::from_csv`] reads a CSV back).
+//! * [`vs_best_constant`]: a rating grid against answering the same rating for every user,
+//!   paired over users with bootstrap intervals.
 //!
 //! * [`lamp`]: LaMP's prompts end to end (query, BM25 over `str.split()` with rank_bm25's tie
 //!   order, top-k, the token budget), inputs LaMP cannot prompt counted, not errors.
@@ -44,6 +46,7 @@
 
 mod cache;
 pub mod cold_start;
+mod constant;
 mod error;
 mod export;
 mod grid;
@@ -60,6 +63,7 @@ pub mod store;
 mod table;
 
 pub use cache::{CacheStats, CachedGenerator, GenerationCache};
+pub use constant::{CellVsConstant, ConstantComparison, ConstantScore, vs_best_constant};
 pub use error::{Error, Result};
 pub use export::{PromptRecord, answer_text, write_prompt_records};
 pub use grid::{Bench, ConfigOutputs, RunConfig, RunStats, UserOutput, Wrapper, pgraphrag_grid};

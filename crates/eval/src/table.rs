@@ -180,23 +180,7 @@ pub fn paired_p_values(
     scorer: &dyn Scorer,
     baseline: RunConfig,
 ) -> Result<Vec<Vec<f64>>> {
-    let per_user = |c: &ConfigOutputs| -> Result<Vec<Vec<f64>>> {
-        if c.outputs.len() != golds.len() {
-            return Err(Error::Scoring {
-                config: c.config.to_string(),
-                message: format!("{} outputs for {} golds", c.outputs.len(), golds.len()),
-            });
-        }
-        let mut cols = vec![Vec::with_capacity(golds.len()); scorer.columns().len()];
-        for (o, g) in c.outputs.iter().zip(golds) {
-            let answer = extract(&o.output, task, extract_options);
-            let values = scorer.score(std::slice::from_ref(&answer), std::slice::from_ref(g))?;
-            for (col, v) in cols.iter_mut().zip(values) {
-                col.push(v);
-            }
-        }
-        Ok(cols)
-    };
+    let per_user = |c: &ConfigOutputs| per_user_scores(task, c, golds, extract_options, scorer);
     let base = outputs
         .iter()
         .find(|c| c.config == baseline)
@@ -218,6 +202,33 @@ pub fn paired_p_values(
                 .collect())
         })
         .collect()
+}
+
+/// One grid cell's scores per user: one vector per scorer column, in the order of `golds`
+/// (each answer extracted and scored alone). A cell whose output count differs from the
+/// golds' is an error naming the cell.
+pub(crate) fn per_user_scores(
+    task: Task,
+    cell: &ConfigOutputs,
+    golds: &[String],
+    extract_options: &ExtractOptions,
+    scorer: &dyn Scorer,
+) -> Result<Vec<Vec<f64>>> {
+    if cell.outputs.len() != golds.len() {
+        return Err(Error::Scoring {
+            config: cell.config.to_string(),
+            message: format!("{} outputs for {} golds", cell.outputs.len(), golds.len()),
+        });
+    }
+    let mut cols = vec![Vec::with_capacity(golds.len()); scorer.columns().len()];
+    for (o, g) in cell.outputs.iter().zip(golds) {
+        let answer = extract(&o.output, task, extract_options);
+        let values = scorer.score(std::slice::from_ref(&answer), std::slice::from_ref(g))?;
+        for (col, v) in cols.iter_mut().zip(values) {
+            col.push(v);
+        }
+    }
+    Ok(cols)
 }
 
 /// One row of a [`ResultsTable`].

@@ -4,7 +4,7 @@
 //! ```sh
 //! RAYON_NUM_THREADS=2 cargo run --release -p pgraphrag-train --example bench_train -- \
 //!     --model models/SmolLM2-135M-Instruct.Q4_1.gguf --batch 4 --seq 128 --answer 8 --steps 5 \
-//!     [--export DIR]
+//!     [--export DIR] [--default-malloc]
 //! ```
 //!
 //! The batch: `batch` windows of `seq` tokens of a real English text (tokenized with the model's
@@ -12,6 +12,10 @@
 //! setting (rank 8, alpha 16, dropout 0.1, q and v). `--export DIR` writes what the PyTorch side
 //! needs to run the identical step: the dequantized weights (`weights.safetensors`), the initial
 //! adapter (`lora.safetensors`) and the batch (`batch.json`). One JSON line on stdout.
+//!
+//! Like `pgraphrag train`, it keeps freed memory for reuse
+//! ([`pgraphrag_train::retain_freed_memory`]); `--default-malloc` leaves the C library's
+//! allocator as it is, to measure what that setting is worth.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -36,6 +40,7 @@ struct Args {
     answer: usize,
     steps: usize,
     export: Option<PathBuf>,
+    default_malloc: bool,
 }
 
 fn args() -> Result<Args> {
@@ -46,9 +51,14 @@ fn args() -> Result<Args> {
         answer: 8,
         steps: 5,
         export: None,
+        default_malloc: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
+        if k == "--default-malloc" {
+            a.default_malloc = true;
+            continue;
+        }
         let mut v = || it.next().with_context(|| format!("{k} needs a value"));
         match k.as_str() {
             "--model" => a.model = v()?.into(),
@@ -76,6 +86,9 @@ fn save(path: &std::path::Path, tensors: &[(String, Tensor)]) -> Result<()> {
 
 fn main() -> Result<()> {
     let a = args()?;
+    if !a.default_malloc {
+        pgraphrag_train::retain_freed_memory();
+    }
     let dev = Device::Cpu;
     let t0 = Instant::now();
     let model = Llama::from_gguf(&a.model, &dev)?;

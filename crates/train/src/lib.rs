@@ -29,6 +29,9 @@
 //!   ([`kragrec_letter_scores`]) into the rows the recsys metrics read
 //!   ([`kragrec_scored_row`]), and is saved with [`GraphEncoder::save`].
 //!
+//! Binaries that train should call [`retain_freed_memory`] first (an allocator setting worth
+//! 1.5× on a training step with glibc).
+//!
 //! Everything runs on the CPU by default; the `cuda` feature adds candle's CUDA backend (pass
 //! a CUDA [`candle_core::Device`]). The library reads no environment variables and takes
 //! every path from its caller.
@@ -55,6 +58,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod alloc;
 mod checkpoint;
 mod data;
 mod error;
@@ -69,6 +73,7 @@ mod ops;
 mod optim;
 mod trainer;
 
+pub use alloc::retain_freed_memory;
 pub use data::{AnswerData, ExampleEncoder, load_answer_examples, parse_answer_examples};
 pub use error::{Result, TrainError};
 pub use gnn::{GnnConfig, GraphEncoder, SoftTokens, Subgraph};

@@ -9,17 +9,17 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Ctx, Result, TrainError};
 use crate::lora::{Lora, LoraTarget};
-use crate::ops::{causal_mask, frozen_linear, rms_norm, rope, rope_tables};
+use crate::ops::{Frozen, causal_mask, frozen_linear, rms_norm, rope, rope_tables};
 
 /// One transformer block: Q/K/V stacked into one matrix and gate/up into another (one matrix
 /// product each), all `[out, in]`.
 struct Block {
     attn_norm: Tensor,
-    qkv: Tensor,
-    wo: Tensor,
+    qkv: Frozen,
+    wo: Frozen,
     ffn_norm: Tensor,
-    gate_up: Tensor,
-    down: Tensor,
+    gate_up: Frozen,
+    down: Frozen,
 }
 
 /// A llama-architecture model (SmolLM2, Llama 2/3, Mistral-like) as candle tensors, frozen:
@@ -44,6 +44,8 @@ pub struct Llama {
     layers: Vec<Block>,
     norm: Tensor,
     head: Option<Tensor>,
+    /// The output projection: `head`, else the (tied) embeddings.
+    out_proj: Frozen,
     base_id: String,
 }
 
@@ -153,6 +155,7 @@ impl Llama {
             t(v, 1, n, name)?.squeeze(0).ctx(|| name.to_string())
         };
         let (qd, kvd) = (d.n_head * d.head_dim, d.n_kv_head * d.head_dim);
+        let frozen = |w: Tensor| Frozen::new(w).ctx(|| "packing weights".into());
         let mut layers = Vec::with_capacity(d.n_layer);
         for (i, l) in w.layers.into_iter().enumerate() {
             let LlamaLayerF32 {
@@ -187,24 +190,27 @@ impl Llama {
             ffn_gate.extend_from_slice(&ffn_up);
             layers.push(Block {
                 attn_norm: v1(attn_norm, d.n_embd, &n("attn_norm"))?,
-                qkv: t(attn_q, qd + 2 * kvd, d.n_embd, &n("attn_qkv"))?,
-                wo: t(attn_output, d.n_embd, qd, &n("attn_output"))?,
+                qkv: frozen(t(attn_q, qd + 2 * kvd, d.n_embd, &n("attn_qkv"))?)?,
+                wo: frozen(t(attn_output, d.n_embd, qd, &n("attn_output"))?)?,
                 ffn_norm: v1(ffn_norm, d.n_embd, &n("ffn_norm"))?,
-                gate_up: t(ffn_gate, 2 * d.n_ff, d.n_embd, &n("ffn_gate_up"))?,
-                down: t(ffn_down, d.n_embd, d.n_ff, &n("ffn_down"))?,
+                gate_up: frozen(t(ffn_gate, 2 * d.n_ff, d.n_embd, &n("ffn_gate_up"))?)?,
+                down: frozen(t(ffn_down, d.n_embd, d.n_ff, &n("ffn_down"))?)?,
             });
         }
         let head = match w.output {
             Some(o) => Some(t(o, d.vocab, d.n_embd, "output")?),
             None => None,
         };
+        let embed = t(w.token_embd, d.vocab, d.n_embd, "token_embd")?;
+        let out_proj = frozen(head.clone().unwrap_or_else(|| embed.clone()))?;
         Ok(Llama {
             dims: d,
             device: device.clone(),
-            embed: t(w.token_embd, d.vocab, d.n_embd, "token_embd")?,
+            embed,
             layers,
             norm: v1(w.output_norm, d.n_embd, "output_norm")?,
             head,
+            out_proj,
             base_id: format!("{}:{source}", dims_text(&d)),
         })
     }
@@ -379,8 +385,7 @@ impl Llama {
     /// Logits of hidden states (`[..., n_embd]` → `[..., vocab]`); compute them only for the
     /// positions a loss needs (the vocabulary projection is the largest matrix).
     pub fn logits(&self, hidden: &Tensor) -> Result<Tensor> {
-        frozen_linear(hidden, self.head.as_ref().unwrap_or(&self.embed))
-            .ctx(|| "output projection".into())
+        frozen_linear(hidden, &self.out_proj).ctx(|| "output projection".into())
     }
 
     /// Logits `[t, vocab]` at every position of one token sequence (inference).
@@ -406,29 +411,39 @@ impl Llama {
         let (qd, kvd) = (c.n_head * c.head_dim, c.n_kv_head * c.head_dim);
         let mut layers = Vec::with_capacity(self.layers.len());
         for (li, blk) in self.layers.iter().enumerate() {
-            let add = |w: &Tensor, tg: LoraTarget, start: usize| -> Result<Tensor> {
-                match lora
-                    .delta(li, tg)
-                    .ctx(|| format!("LoRA delta of blk.{li}"))?
-                {
-                    None => Ok(w.clone()),
-                    Some(delta) => {
-                        add_rows(w, start, &delta).ctx(|| format!("merging blk.{li}.{}", tg.name()))
+            // `parts`: the targets adapting this weight and the first row of each.
+            let add = |w: &Frozen, parts: &[(LoraTarget, usize)]| -> Result<Frozen> {
+                let mut merged = None;
+                for &(tg, start) in parts {
+                    if let Some(delta) = lora
+                        .delta(li, tg)
+                        .ctx(|| format!("LoRA delta of blk.{li}"))?
+                    {
+                        let base = merged.as_ref().unwrap_or(&w.w);
+                        merged = Some(
+                            add_rows(base, start, &delta)
+                                .ctx(|| format!("merging blk.{li}.{}", tg.name()))?,
+                        );
                     }
                 }
+                match merged {
+                    None => Ok(w.clone()),
+                    Some(m) => Frozen::new(m).ctx(|| format!("packing merged blk.{li}")),
+                }
             };
-            let qkv = add(&blk.qkv, LoraTarget::Q, 0)?;
-            let qkv = add(&qkv, LoraTarget::K, qd)?;
-            let qkv = add(&qkv, LoraTarget::V, qd + kvd)?;
-            let gate_up = add(&blk.gate_up, LoraTarget::Gate, 0)?;
-            let gate_up = add(&gate_up, LoraTarget::Up, c.n_ff)?;
+            let qkv = [
+                (LoraTarget::Q, 0),
+                (LoraTarget::K, qd),
+                (LoraTarget::V, qd + kvd),
+            ];
+            let gate_up = [(LoraTarget::Gate, 0), (LoraTarget::Up, c.n_ff)];
             layers.push(Block {
                 attn_norm: blk.attn_norm.clone(),
-                qkv,
-                wo: add(&blk.wo, LoraTarget::O, 0)?,
+                qkv: add(&blk.qkv, &qkv)?,
+                wo: add(&blk.wo, &[(LoraTarget::O, 0)])?,
                 ffn_norm: blk.ffn_norm.clone(),
-                gate_up,
-                down: add(&blk.down, LoraTarget::Down, 0)?,
+                gate_up: add(&blk.gate_up, &gate_up)?,
+                down: add(&blk.down, &[(LoraTarget::Down, 0)])?,
             });
         }
         Ok(Llama {
@@ -438,6 +453,7 @@ impl Llama {
             layers,
             norm: self.norm.clone(),
             head: self.head.clone(),
+            out_proj: self.out_proj.clone(),
             base_id: format!("{}+lora:{}", self.base_id, lora.digest()),
         })
     }
@@ -459,14 +475,14 @@ impl Llama {
         for blk in &self.layers {
             layers.push(LlamaLayerF32 {
                 attn_norm: flat(&blk.attn_norm)?,
-                attn_q: rows(&blk.qkv, 0, qd)?,
-                attn_k: rows(&blk.qkv, qd, kvd)?,
-                attn_v: rows(&blk.qkv, qd + kvd, kvd)?,
-                attn_output: flat(&blk.wo)?,
+                attn_q: rows(&blk.qkv.w, 0, qd)?,
+                attn_k: rows(&blk.qkv.w, qd, kvd)?,
+                attn_v: rows(&blk.qkv.w, qd + kvd, kvd)?,
+                attn_output: flat(&blk.wo.w)?,
                 ffn_norm: flat(&blk.ffn_norm)?,
-                ffn_gate: rows(&blk.gate_up, 0, c.n_ff)?,
-                ffn_up: rows(&blk.gate_up, c.n_ff, c.n_ff)?,
-                ffn_down: flat(&blk.down)?,
+                ffn_gate: rows(&blk.gate_up.w, 0, c.n_ff)?,
+                ffn_up: rows(&blk.gate_up.w, c.n_ff, c.n_ff)?,
+                ffn_down: flat(&blk.down.w)?,
             });
         }
         Ok(LlamaF32 {

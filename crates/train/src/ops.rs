@@ -2,18 +2,56 @@
 //! backward pass skips the weight's gradient), RMSNorm, interleaved RoPE, causal masks and
 //! seeded dropout.
 
-use candle_core::{CpuStorage, CustomOp2, D, Device, Layout, Shape, Tensor};
+use std::sync::Arc;
+
+use candle_core::{CpuStorage, CustomOp1, CustomOp2, D, DType, Device, Layout, Shape, Tensor};
+use pgraphrag_retrieval::dense::PackedMatrix;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 
-/// `x · Wᵀ` for a frozen `W` (`[out, in]`, row-major as in the GGUF) and `x` of shape
-/// `[..., in]`. candle's matmul backward computes the gradient of both operands; for a frozen
-/// weight the second one (`out × in` per call, the largest cost of a backward pass over a big
-/// vocabulary) is wasted. Here the product is computed detached and re-attached to `x` by
-/// [`AttachGrad`], whose backward pass is `∂L/∂x = ∂L/∂y · W` only. Without a graph to attach
-/// to (inference), or on a GPU, it is the plain product.
-pub(crate) fn frozen_linear(x: &Tensor, w: &Tensor) -> candle_core::Result<Tensor> {
-    let (out, inp) = w.dims2()?;
+/// A frozen weight `W` (`[out, in]`, row-major as in the GGUF) and, on a CPU with the packed
+/// AVX-512/AVX2 product ([`PackedMatrix`]), `W` packed for the forward product `x · Wᵀ` and
+/// `Wᵀ` packed for the backward one `g · W`. Cloning shares the packs.
+#[derive(Clone)]
+pub(crate) struct Frozen {
+    /// The weight as a tensor (merging, export, the GPU path).
+    pub w: Tensor,
+    packed: Option<Arc<[PackedMatrix; 2]>>,
+}
+
+impl Frozen {
+    /// Packs `w` where the packed product applies (an f32 CPU tensor whose two dimensions
+    /// are multiples of 32, on a CPU with AVX2 + FMA); elsewhere the plain tensor.
+    pub fn new(w: Tensor) -> candle_core::Result<Self> {
+        let (out, inp) = w.dims2()?;
+        if !w.device().is_cpu() || w.dtype() != DType::F32 {
+            return Ok(Frozen { w, packed: None });
+        }
+        let data: Vec<f32> = w.flatten_all()?.to_vec1()?;
+        let Some(fwd) = PackedMatrix::new(&data, out, inp).map_err(candle_core::Error::wrap)?
+        else {
+            return Ok(Frozen { w, packed: None });
+        };
+        let Some(bwd) =
+            PackedMatrix::transposed(&data, out, inp).map_err(candle_core::Error::wrap)?
+        else {
+            return Ok(Frozen { w, packed: None });
+        };
+        Ok(Frozen {
+            w,
+            packed: Some(Arc::new([fwd, bwd])),
+        })
+    }
+}
+
+/// `x · Wᵀ` for a frozen `W` and `x` of shape `[..., in]`. candle's matmul backward computes
+/// the gradient of both operands; for a frozen weight the second one (`out × in` per call, the
+/// largest cost of a backward pass over a big vocabulary) is wasted. Here the backward pass is
+/// `∂L/∂x = ∂L/∂y · W` only. On a CPU with the packed product both directions run on the
+/// packed AVX-512/AVX2 tiles ([`Frozen`]); elsewhere the product is candle's, computed
+/// detached and re-attached to `x` by [`AttachGrad`].
+pub(crate) fn frozen_linear(x: &Tensor, w: &Frozen) -> candle_core::Result<Tensor> {
+    let (out, inp) = w.w.dims2()?;
     let dims = x.dims().to_vec();
     let Some((&last, lead)) = dims.split_last() else {
         candle_core::bail!("linear layer input is a scalar");
@@ -25,13 +63,93 @@ pub(crate) fn frozen_linear(x: &Tensor, w: &Tensor) -> candle_core::Result<Tenso
     let mut out_dims = lead.to_vec();
     out_dims.push(out);
     let x2 = x.reshape((n, inp))?;
+    if let Some(packed) = &w.packed
+        && x.device().is_cpu()
+        && x.dtype() == DType::F32
+    {
+        return x2
+            .contiguous()?
+            .apply_op1(PackedLinear {
+                packed: packed.clone(),
+            })?
+            .reshape(out_dims);
+    }
     let tracked = x.track_op();
     if !tracked || !x.device().is_cpu() {
-        return x2.matmul(&w.t()?)?.reshape(out_dims);
+        return x2.matmul(&w.w.t()?)?.reshape(out_dims);
     }
-    let y = x2.detach().matmul(&w.t()?)?;
-    x2.apply_op2(&y, AttachGrad { w: w.clone() })?
+    let y = x2.detach().matmul(&w.w.t()?)?;
+    x2.apply_op2(&y, AttachGrad { w: w.w.clone() })?
         .reshape(out_dims)
+}
+
+/// `y = x · Wᵀ` on the packed tiles; backward `∂L/∂x = ∂L/∂y · W` on the packed `Wᵀ`
+/// ([`PackedProduct`]).
+struct PackedLinear {
+    packed: Arc<[PackedMatrix; 2]>,
+}
+
+impl CustomOp1 for PackedLinear {
+    fn name(&self) -> &'static str {
+        "frozen-linear-packed"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        packed_product(&self.packed[0], s, l)
+    }
+
+    fn bwd(
+        &self,
+        _arg: &Tensor,
+        _res: &Tensor,
+        grad_res: &Tensor,
+    ) -> candle_core::Result<Option<Tensor>> {
+        let g = grad_res.contiguous()?.apply_op1_no_bwd(&PackedProduct {
+            packed: self.packed.clone(),
+        })?;
+        Ok(Some(g))
+    }
+}
+
+/// `g · W` (`[n, out]` → `[n, in]`) on the packed `Wᵀ`, without a backward pass of its own.
+struct PackedProduct {
+    packed: Arc<[PackedMatrix; 2]>,
+}
+
+impl CustomOp1 for PackedProduct {
+    fn name(&self) -> &'static str {
+        "frozen-linear-packed-backward"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        packed_product(&self.packed[1], s, l)
+    }
+}
+
+/// `x · Pᵀ` for the packed `p` (`n × k`) and a contiguous f32 `x` of `[m, k]`.
+fn packed_product(
+    p: &PackedMatrix,
+    s: &CpuStorage,
+    l: &Layout,
+) -> candle_core::Result<(CpuStorage, Shape)> {
+    let (m, k) = l.shape().dims2()?;
+    if k != p.cols() {
+        candle_core::bail!(
+            "packed product: {k} inputs for a {}x{} matrix",
+            p.rows(),
+            p.cols()
+        );
+    }
+    let Some((a, b)) = l.contiguous_offsets() else {
+        candle_core::bail!("packed product: the input must be contiguous");
+    };
+    let CpuStorage::F32(v) = s else {
+        candle_core::bail!("packed product: f32 only");
+    };
+    let mut y = vec![0f32; m * p.rows()];
+    p.matmul_t(&v[a..b], m, &mut y)
+        .map_err(candle_core::Error::wrap)?;
+    Ok((CpuStorage::F32(y), Shape::from((m, p.rows()))))
 }
 
 /// Returns its second argument unchanged; its backward pass gives the first argument (`x`,
@@ -39,7 +157,6 @@ pub(crate) fn frozen_linear(x: &Tensor, w: &Tensor) -> candle_core::Result<Tenso
 struct AttachGrad {
     w: Tensor,
 }
-
 impl CustomOp2 for AttachGrad {
     fn name(&self) -> &'static str {
         "frozen-linear"
@@ -180,29 +297,40 @@ mod tests {
     #[test]
     fn frozen_linear_matches_matmul_and_its_input_gradient() {
         let dev = Device::Cpu;
-        let w = Tensor::from_vec(
-            (0..12).map(|i| i as f32 * 0.1 - 0.5).collect(),
-            (3, 4),
-            &dev,
-        )
-        .unwrap();
-        let x = Var::from_tensor(
-            &Tensor::from_vec((0..8).map(|i| (i as f32).sin()).collect(), (2, 1, 4), &dev).unwrap(),
-        )
-        .unwrap();
-        let y = frozen_linear(x.as_tensor(), &w).unwrap();
-        let plain = x.as_tensor().broadcast_matmul(&w.t().unwrap()).unwrap();
-        assert_eq!(y.dims(), &[2, 1, 3]);
-        let diff = (&y - &plain).unwrap().abs().unwrap().max_all().unwrap();
-        assert!(diff.to_scalar::<f32>().unwrap() < 1e-6);
-        let g1 = y.sqr().unwrap().sum_all().unwrap().backward().unwrap();
-        let g2 = plain.sqr().unwrap().sum_all().unwrap().backward().unwrap();
-        let (a, b) = (
-            g1.get(x.as_tensor()).unwrap(),
-            g2.get(x.as_tensor()).unwrap(),
-        );
-        let diff = (a - b).unwrap().abs().unwrap().max_all().unwrap();
-        assert!(diff.to_scalar::<f32>().unwrap() < 1e-5);
+        // (3, 4): candle's product re-attached; (64, 32): the packed tiles where the CPU has them.
+        for (out, inp) in [(3, 4), (64, 32)] {
+            let w = Tensor::from_vec(
+                (0..out * inp).map(|i| (i as f32 * 0.37).sin()).collect(),
+                (out, inp),
+                &dev,
+            )
+            .unwrap();
+            let frozen = Frozen::new(w.clone()).unwrap();
+            let x = Var::from_tensor(
+                &Tensor::from_vec(
+                    (0..5 * inp).map(|i| (i as f32).cos()).collect(),
+                    (5, 1, inp),
+                    &dev,
+                )
+                .unwrap(),
+            )
+            .unwrap();
+            let y = frozen_linear(x.as_tensor(), &frozen).unwrap();
+            let plain = x.as_tensor().broadcast_matmul(&w.t().unwrap()).unwrap();
+            assert_eq!(y.dims(), &[5, 1, out]);
+            let diff = (&y - &plain).unwrap().abs().unwrap().max_all().unwrap();
+            assert!(diff.to_scalar::<f32>().unwrap() < 1e-4, "{out}x{inp}");
+            let g1 = y.sqr().unwrap().sum_all().unwrap().backward().unwrap();
+            let g2 = plain.sqr().unwrap().sum_all().unwrap().backward().unwrap();
+            let (a, b) = (
+                g1.get(x.as_tensor()).unwrap(),
+                g2.get(x.as_tensor()).unwrap(),
+            );
+            let diff = (a - b).unwrap().abs().unwrap().max_all().unwrap();
+            assert!(diff.to_scalar::<f32>().unwrap() < 1e-3, "{out}x{inp}");
+            // No gradient reaches the frozen weight.
+            assert!(g1.get(&w).is_none());
+        }
     }
 
     #[test]

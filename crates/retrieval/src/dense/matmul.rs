@@ -6,6 +6,8 @@
 // The tiles index accumulator and weight arrays in lockstep; clearer than zipped iterators.
 #![allow(clippy::needless_range_loop)]
 
+use rayon::prelude::*;
+
 /// Columns of one packed weight panel.
 pub(crate) const NR: usize = 32;
 /// Rows are handed to the matrix multiply in multiples of this (every tile height divides it).
@@ -39,15 +41,33 @@ pub(crate) fn pack_panels(w: &[f32], n: usize, k: usize) -> Vec<f32> {
     debug_assert_eq!(w.len(), n * k);
     debug_assert_eq!(n % NR, 0);
     let mut out = vec![0f32; n * k];
-    for p in 0..n / NR {
-        let panel = &mut out[p * k * NR..(p + 1) * k * NR];
-        for j in 0..NR {
-            let row = &w[(p * NR + j) * k..(p * NR + j + 1) * k];
-            for (kk, v) in row.iter().enumerate() {
-                panel[kk * NR + j] = *v;
+    out.par_chunks_mut(k * NR)
+        .enumerate()
+        .for_each(|(p, panel)| {
+            for j in 0..NR {
+                let row = &w[(p * NR + j) * k..(p * NR + j + 1) * k];
+                for (kk, v) in row.iter().enumerate() {
+                    panel[kk * NR + j] = *v;
+                }
             }
-        }
-    }
+        });
+    out
+}
+
+/// The panels [`pack_panels`] makes of `wᵀ`, read straight from `w` (`k × n`, row-major):
+/// row `kk` of panel `p` is `w[kk][p·NR .. p·NR+NR]`, a contiguous copy. `n` must be a
+/// multiple of [`NR`].
+pub(crate) fn pack_panels_transposed(w: &[f32], k: usize, n: usize) -> Vec<f32> {
+    debug_assert_eq!(w.len(), n * k);
+    debug_assert_eq!(n % NR, 0);
+    let mut out = vec![0f32; n * k];
+    out.par_chunks_mut(k * NR)
+        .enumerate()
+        .for_each(|(p, panel)| {
+            for (kk, dst) in panel.chunks_exact_mut(NR).enumerate() {
+                dst.copy_from_slice(&w[kk * n + p * NR..kk * n + (p + 1) * NR]);
+            }
+        });
     out
 }
 

@@ -26,6 +26,7 @@ mod encoder;
 mod kernels;
 mod matmul;
 mod native;
+mod packed;
 mod retriever;
 mod snippet;
 
@@ -34,6 +35,7 @@ pub use contriever::ContrieverOptions;
 pub use encoder::{
     BertEncoder, DenseDevice, EncoderBackend, EncoderOptions, Pooling, l2_normalize,
 };
+pub use packed::PackedMatrix;
 pub use retriever::{DenseOptions, DenseRetriever, DenseRetrieverBuilder, Similarity};
 pub use snippet::{
     RankDocBySnpt, RankDocDense, Rrf, SNIPPET_MIN_CHARS, SnippetHit, SnippetRanker, Splitter,

@@ -30,7 +30,7 @@ use rayon::prelude::*;
 
 use super::encoder::Pooling;
 use super::kernels::{Act, Kernels};
-use super::matmul::{MR, NR};
+use super::matmul::NR;
 use crate::{Error, Result};
 
 /// A linear layer: `y = x·Wᵀ + b`.
@@ -409,54 +409,16 @@ impl NativeBert {
         let (k, n) = (lin.inp, lin.out);
         let y = &mut y[..m * n];
         if let (true, Some(matmul)) = (lin.packed, self.k.matmul) {
-            // Tasks: row chunks × panel groups, about 4 per thread.
-            let threads = rayon::current_num_threads().max(1);
-            let panels = n / NR;
-            let want = threads * 4;
-            let mc = (m.div_ceil(want).div_ceil(MR) * MR).clamp(MR, 96);
-            let row_chunks = m.div_ceil(mc);
-            let groups = (want.div_ceil(row_chunks)).clamp(1, panels);
-            let per_group = panels.div_ceil(groups);
-            let yp = SendPtr::new(y.as_mut_ptr());
-            (0..row_chunks * groups).into_par_iter().for_each(|task| {
-                let (rc, g) = (task / groups, task % groups);
-                let r0 = rc * mc;
-                let rows = mc.min(m - r0);
-                let p0 = g * per_group;
-                let p1 = ((g + 1) * per_group).min(panels);
-                if p0 >= p1 {
-                    return;
-                }
-                // SAFETY: `matmul` comes from kernels picked for this CPU's features; x holds
-                // m×k, the panels k×n, the bias n and y m×n floats; this task writes rows
-                // r0..r0+rows, columns p0·NR..p1·NR of y, which no other task writes.
-                unsafe {
-                    matmul(
-                        x.as_ptr().add(r0 * k),
-                        k,
-                        rows,
-                        k,
-                        lin.w.as_ptr(),
-                        lin.b.as_ptr(),
-                        p0,
-                        p1,
-                        yp.get().add(r0 * n),
-                        n,
-                    );
-                }
+            let after = |seg: &mut [f32]| {
                 if let Some(a) = act {
-                    for r in r0..r0 + rows {
-                        // SAFETY: the same region this task just wrote.
-                        let seg = unsafe {
-                            std::slice::from_raw_parts_mut(
-                                yp.get().add(r * n + p0 * NR),
-                                (p1 - p0) * NR,
-                            )
-                        };
-                        self.k.act(a, seg);
-                    }
+                    self.k.act(a, seg);
                 }
-            });
+            };
+            // SAFETY: `matmul` comes from kernels picked for this CPU's features; x holds
+            // m×k, the panels k×n (n a multiple of NR), the bias n and y m×n floats.
+            unsafe {
+                super::packed::par_matmul(matmul, x, m, k, n, &lin.w, &lin.b, y, &after);
+            }
             return;
         }
         for row in y.chunks_exact_mut(n) {

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Issue 18's "fine-tuning pays" recipe on one PGraphRAG dev split and task (docs/results/finetune):
+# export the bench's own prompts with gold answers for users 200-349 (none_k1 and both_k1),
+# train a LoRA adapter on them, evaluate the 200 evaluated users (0-199) with the adapter, export
+# the evaluated users' gold answers (for the constant baselines), and compare against the
+# zero-shot table and the constants (scripts/finetune_compare.py).
+#
+#   scripts/finetune.sh SPLIT TASK [OUT]   e.g. scripts/finetune.sh gap rating
+#   SPLIT: amazon | b2w | gap | hotel; TASK: rating | title.
+#   PGRAPHRAG: the binary (default target/release/pgraphrag, else target/debug/pgraphrag);
+#   PGRAPHRAG_DATA: the shared data folder (default ../shared/data); MODEL: the GGUF.
+#   MODES: the evaluated modes (default none,user,neighbor,both,random for ratings, none,both
+#   for titles); every step is skipped when its output exists, so a killed run resumes.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+SPLIT="${1:?usage: scripts/finetune.sh SPLIT TASK [OUT]}"
+TASK="${2:?usage: scripts/finetune.sh SPLIT TASK [OUT]}"
+OUT="${3:-$ROOT/runs/finetune/${SPLIT}_${TASK}}"
+DATA="${PGRAPHRAG_DATA:-$ROOT/../shared/data}"
+MODEL="${MODEL:-$ROOT/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
+BIN="${PGRAPHRAG:-}"
+if [ -z "$BIN" ]; then
+  for b in "$ROOT/target/release/pgraphrag" "$ROOT/target/debug/pgraphrag"; do
+    [ -x "$b" ] && { BIN="$b"; break; }
+  done
+fi
+[ -n "$BIN" ] || { echo "finetune: build pgraphrag first (cargo build --release --bin pgraphrag)" >&2; exit 1; }
+SPLIT_FILE="$DATA/pgraphrag/${SPLIT}_dev.json"
+[ -f "$SPLIT_FILE" ] || { echo "finetune: $SPLIT_FILE missing (set PGRAPHRAG_DATA)" >&2; exit 1; }
+[ -f "$MODEL" ] || { echo "finetune: $MODEL missing; run scripts/fetch-llms.sh --smollm-only" >&2; exit 1; }
+case "$TASK" in
+  rating) PREFILL=rowwise; DEFAULT_MODES=none,user,neighbor,both,random ;;
+  title) PREFILL=gemm; DEFAULT_MODES=none,both ;;
+  *) echo "finetune: TASK must be rating or title" >&2; exit 1 ;;
+esac
+MODES="${MODES:-$DEFAULT_MODES}"
+mkdir -p "$OUT"
+# One element-wise thread for candle beside gemm's threads (docs/train.md, "Speed").
+export CANDLE_NUM_THREADS="${CANDLE_NUM_THREADS:-1}"
+log() { echo "[finetune $SPLIT $TASK $(date -u +%H:%M:%S)] $*"; }
+
+if [ ! -s "$OUT/train.jsonl" ]; then
+  log "exporting training prompts (users 200-349)"
+  "$BIN" bench --split "$SPLIT_FILE" --task "$TASK" --skip 200 --limit 150 \
+    --modes none,both --ks 1 --out "$OUT/export" \
+    --export-prompts "$OUT/train.jsonl.part" --quiet
+  mv "$OUT/train.jsonl.part" "$OUT/train.jsonl"
+fi
+if [ ! -s "$OUT/eval_gold.jsonl" ]; then
+  log "exporting the evaluated users' gold answers (users 0-199)"
+  "$BIN" bench --split "$SPLIT_FILE" --task "$TASK" --limit 200 \
+    --modes none --ks 1 --out "$OUT/export-eval" \
+    --export-prompts "$OUT/eval_gold.jsonl.part" --quiet
+  mv "$OUT/eval_gold.jsonl.part" "$OUT/eval_gold.jsonl"
+fi
+if [ ! -s "$OUT/lora.safetensors" ]; then
+  log "training the LoRA adapter"
+  "$BIN" train lora --model "$MODEL" --train "$OUT/train.jsonl" \
+    --out "$OUT/lora.safetensors" --checkpoint "$OUT/ckpt.safetensors" \
+    --lr 1e-3 --batch-size 4 --epochs 1 --max-tokens 400 --checkpoint-every 5 --seed 0 \
+    2>&1 | tee -a "$OUT/train.log"
+fi
+if [ ! -s "$OUT/bench/results.csv" ]; then
+  log "evaluating $MODES (k = 1) with the adapter"
+  "$BIN" bench --split "$SPLIT_FILE" --task "$TASK" --limit 200 \
+    --activations f32 --prefill "$PREFILL" --modes "$MODES" --ks 1 \
+    --adapter "$OUT/lora.safetensors" --cache "$OUT/cache.sqlite" --out "$OUT/bench" --quiet
+fi
+log "comparing"
+python3 "$ROOT/scripts/finetune_compare.py" --task "$TASK" \
+  --finetuned "$OUT/bench" --zeroshot "$ROOT/docs/results/${SPLIT}_dev_${TASK}.csv" \
+  | tee "$OUT/compare.md"
