@@ -38,12 +38,11 @@ fi
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 export RAYON_NUM_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS"
-# candle 0.11 runs element-wise ops on its own pool of spinning workers (CANDLE_NUM_THREADS,
-# default RAYON_NUM_THREADS) next to gemm's rayon threads; on 2 cores the spinning workers take
-# the cores from the matrix products (perf: 44% of the time in candle's BarrierGuard::drop) and
-# a step is ~4x slower. One element-wise thread (the matrix products keep THREADS threads) is
-# the setting to use; CANDLE_NUM_THREADS=$THREADS reproduces the slow case.
-export CANDLE_NUM_THREADS="${CANDLE_NUM_THREADS:-1}"
+# candle 0.11 runs element-wise ops on its own pool (CANDLE_NUM_THREADS, default RAYON_NUM_THREADS)
+# beside the rayon threads of the matrix products. With candle's own products, one element-wise
+# thread was 4x faster on 2 cores; since the frozen projections run on the packed tiles, THREADS
+# element-wise threads are faster (docs/train.md, "Speed"). CANDLE_NUM_THREADS=1 compares.
+export CANDLE_NUM_THREADS="${CANDLE_NUM_THREADS:-$THREADS}"
 "$BIN" --model "$MODEL" --batch "$BATCH" --seq "$SEQ" --answer "$ANSWER" --steps "$STEPS" --export "$WORK" > "$WORK/rust.json"
 "$PYTHON" "$ROOT/scripts/bench_train.py" "$WORK" "$THREADS" "$STEPS" > "$WORK/torch.json"
 cat "$WORK/rust.json" "$WORK/torch.json"

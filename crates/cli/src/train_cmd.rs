@@ -225,18 +225,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-/// candle 0.11 runs element-wise ops on its own pool of spinning workers
-/// (`CANDLE_NUM_THREADS`, default: every core) beside the matrix products' threads; on a few
-/// cores they take the cores from the products (4× slower steps, `docs/train.md`). One worker
-/// is the measured best; an explicit `CANDLE_NUM_THREADS` is kept. Freed memory is kept for
-/// reuse ([`pgraphrag_train::retain_freed_memory`], 1.5× on a training step).
+/// Process settings for the candle forward and backward passes: freed memory is kept for
+/// reuse ([`pgraphrag_train::retain_freed_memory`]). candle's element-wise pool
+/// (`CANDLE_NUM_THREADS`) keeps its default (every core): since the frozen projections run on
+/// the packed tiles, two element-wise threads beat one on 2 cores (`docs/train.md`, "Speed").
 pub(crate) fn prepare_candle_process() {
     pgraphrag_train::retain_freed_memory();
-    if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
-        // SAFETY: called first thing in the `train` command, before candle, rayon or any
-        // other thread of this process starts, so nothing reads the environment concurrently.
-        unsafe { std::env::set_var("CANDLE_NUM_THREADS", "1") };
-    }
 }
 
 fn lora(a: LoraArgs) -> anyhow::Result<()> {

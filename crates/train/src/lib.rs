@@ -62,6 +62,7 @@ mod alloc;
 mod checkpoint;
 mod data;
 mod error;
+mod fused;
 mod gnn;
 mod kragrec;
 mod kragrec_data;

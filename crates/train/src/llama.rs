@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use candle_core::{D, Device, IndexOp, Tensor};
+use candle_core::{D, Device, Tensor};
 use pgraphrag_llm::{LlamaDims, LlamaF32, LlamaLayerF32};
 use sha2::{Digest, Sha256};
 
@@ -11,14 +11,18 @@ use crate::error::{Ctx, Result, TrainError};
 use crate::lora::{Lora, LoraTarget};
 use crate::ops::{Frozen, causal_mask, frozen_linear, rms_norm, rope, rope_tables};
 
-/// One transformer block: Q/K/V stacked into one matrix and gate/up into another (one matrix
-/// product each), all `[out, in]`.
+/// One transformer block, every projection `[out, in]` and frozen. Q, K, V (and gate, up) are
+/// separate products: slicing one stacked product would make the backward pass pad each
+/// slice's gradient to the stacked width and add them up (a fifth of a training step).
 struct Block {
     attn_norm: Tensor,
-    qkv: Frozen,
+    q: Frozen,
+    k: Frozen,
+    v: Frozen,
     wo: Frozen,
     ffn_norm: Tensor,
-    gate_up: Frozen,
+    gate: Frozen,
+    up: Frozen,
     down: Frozen,
 }
 
@@ -160,40 +164,25 @@ impl Llama {
         for (i, l) in w.layers.into_iter().enumerate() {
             let LlamaLayerF32 {
                 attn_norm,
-                mut attn_q,
+                attn_q,
                 attn_k,
                 attn_v,
                 attn_output,
                 ffn_norm,
-                mut ffn_gate,
+                ffn_gate,
                 ffn_up,
                 ffn_down,
             } = l;
             let n = |s: &str| format!("blk.{i}.{s}");
-            for (v, rows, cols, name) in [
-                (&attn_q, qd, d.n_embd, "attn_q"),
-                (&attn_k, kvd, d.n_embd, "attn_k"),
-                (&attn_v, kvd, d.n_embd, "attn_v"),
-                (&ffn_gate, d.n_ff, d.n_embd, "ffn_gate"),
-                (&ffn_up, d.n_ff, d.n_embd, "ffn_up"),
-            ] {
-                if v.len() != rows * cols {
-                    return Err(bad(format!(
-                        "`{}` has {} values, expected {rows}x{cols}",
-                        n(name),
-                        v.len()
-                    )));
-                }
-            }
-            attn_q.extend_from_slice(&attn_k);
-            attn_q.extend_from_slice(&attn_v);
-            ffn_gate.extend_from_slice(&ffn_up);
             layers.push(Block {
                 attn_norm: v1(attn_norm, d.n_embd, &n("attn_norm"))?,
-                qkv: frozen(t(attn_q, qd + 2 * kvd, d.n_embd, &n("attn_qkv"))?)?,
+                q: frozen(t(attn_q, qd, d.n_embd, &n("attn_q"))?)?,
+                k: frozen(t(attn_k, kvd, d.n_embd, &n("attn_k"))?)?,
+                v: frozen(t(attn_v, kvd, d.n_embd, &n("attn_v"))?)?,
                 wo: frozen(t(attn_output, d.n_embd, qd, &n("attn_output"))?)?,
                 ffn_norm: v1(ffn_norm, d.n_embd, &n("ffn_norm"))?,
-                gate_up: frozen(t(ffn_gate, 2 * d.n_ff, d.n_embd, &n("ffn_gate_up"))?)?,
+                gate: frozen(t(ffn_gate, d.n_ff, d.n_embd, &n("ffn_gate"))?)?,
+                up: frozen(t(ffn_up, d.n_ff, d.n_embd, &n("ffn_up"))?)?,
                 down: frozen(t(ffn_down, d.n_embd, d.n_ff, &n("ffn_down"))?)?,
             });
         }
@@ -333,7 +322,7 @@ impl Llama {
         seed: Option<u64>,
     ) -> candle_core::Result<Tensor> {
         let c = self.dims;
-        let (qd, kvd) = (c.n_head * c.head_dim, c.n_kv_head * c.head_dim);
+        let qd = c.n_head * c.head_dim;
         let group = c.n_head / c.n_kv_head;
         let n = b * t;
         let (cos, sin) = rope_tables(t, c.rope_dim.max(2), c.rope_base, &self.device)?;
@@ -345,10 +334,9 @@ impl Llama {
         };
         for (li, blk) in self.layers.iter().enumerate() {
             let h = rms_norm(&x, &blk.attn_norm, c.eps)?.reshape((n, c.n_embd))?;
-            let qkv = frozen_linear(&h, &blk.qkv)?;
-            let q = adapt(li, LoraTarget::Q, &h, qkv.narrow(1, 0, qd)?)?;
-            let k = adapt(li, LoraTarget::K, &h, qkv.narrow(1, qd, kvd)?)?;
-            let v = adapt(li, LoraTarget::V, &h, qkv.narrow(1, qd + kvd, kvd)?)?;
+            let q = adapt(li, LoraTarget::Q, &h, frozen_linear(&h, &blk.q)?)?;
+            let k = adapt(li, LoraTarget::K, &h, frozen_linear(&h, &blk.k)?)?;
+            let v = adapt(li, LoraTarget::V, &h, frozen_linear(&h, &blk.v)?)?;
             let heads = |y: Tensor, nh: usize| {
                 y.reshape((b, t, nh, c.head_dim))?
                     .transpose(1, 2)?
@@ -372,9 +360,8 @@ impl Llama {
             let o = adapt(li, LoraTarget::O, &att, frozen_linear(&att, &blk.wo)?)?;
             x = (x + o.reshape((b, t, c.n_embd))?)?;
             let h = rms_norm(&x, &blk.ffn_norm, c.eps)?.reshape((n, c.n_embd))?;
-            let gu = frozen_linear(&h, &blk.gate_up)?;
-            let g = adapt(li, LoraTarget::Gate, &h, gu.narrow(1, 0, c.n_ff)?)?;
-            let u = adapt(li, LoraTarget::Up, &h, gu.narrow(1, c.n_ff, c.n_ff)?)?;
+            let g = adapt(li, LoraTarget::Gate, &h, frozen_linear(&h, &blk.gate)?)?;
+            let u = adapt(li, LoraTarget::Up, &h, frozen_linear(&h, &blk.up)?)?;
             let a = (g.silu()? * u)?;
             let dn = adapt(li, LoraTarget::Down, &a, frozen_linear(&a, &blk.down)?)?;
             x = (x + dn.reshape((b, t, c.n_embd))?)?;
@@ -408,42 +395,31 @@ impl Llama {
             });
         }
         let c = self.dims;
-        let (qd, kvd) = (c.n_head * c.head_dim, c.n_kv_head * c.head_dim);
         let mut layers = Vec::with_capacity(self.layers.len());
         for (li, blk) in self.layers.iter().enumerate() {
-            // `parts`: the targets adapting this weight and the first row of each.
-            let add = |w: &Frozen, parts: &[(LoraTarget, usize)]| -> Result<Frozen> {
-                let mut merged = None;
-                for &(tg, start) in parts {
-                    if let Some(delta) = lora
-                        .delta(li, tg)
-                        .ctx(|| format!("LoRA delta of blk.{li}"))?
-                    {
-                        let base = merged.as_ref().unwrap_or(&w.w);
-                        merged = Some(
-                            add_rows(base, start, &delta)
-                                .ctx(|| format!("merging blk.{li}.{}", tg.name()))?,
-                        );
+            let add = |w: &Frozen, tg: LoraTarget| -> Result<Frozen> {
+                match lora
+                    .delta(li, tg)
+                    .ctx(|| format!("LoRA delta of blk.{li}"))?
+                {
+                    None => Ok(w.clone()),
+                    Some(delta) => {
+                        let merged =
+                            (&w.w + &delta).ctx(|| format!("merging blk.{li}.{}", tg.name()))?;
+                        Frozen::new(merged).ctx(|| format!("packing merged blk.{li}"))
                     }
                 }
-                match merged {
-                    None => Ok(w.clone()),
-                    Some(m) => Frozen::new(m).ctx(|| format!("packing merged blk.{li}")),
-                }
             };
-            let qkv = [
-                (LoraTarget::Q, 0),
-                (LoraTarget::K, qd),
-                (LoraTarget::V, qd + kvd),
-            ];
-            let gate_up = [(LoraTarget::Gate, 0), (LoraTarget::Up, c.n_ff)];
             layers.push(Block {
                 attn_norm: blk.attn_norm.clone(),
-                qkv: add(&blk.qkv, &qkv)?,
-                wo: add(&blk.wo, &[(LoraTarget::O, 0)])?,
+                q: add(&blk.q, LoraTarget::Q)?,
+                k: add(&blk.k, LoraTarget::K)?,
+                v: add(&blk.v, LoraTarget::V)?,
+                wo: add(&blk.wo, LoraTarget::O)?,
                 ffn_norm: blk.ffn_norm.clone(),
-                gate_up: add(&blk.gate_up, &gate_up)?,
-                down: add(&blk.down, &[(LoraTarget::Down, 0)])?,
+                gate: add(&blk.gate, LoraTarget::Gate)?,
+                up: add(&blk.up, LoraTarget::Up)?,
+                down: add(&blk.down, LoraTarget::Down)?,
             });
         }
         Ok(Llama {
@@ -462,26 +438,22 @@ impl Llama {
     /// e.g. a merged model's ([`Llama::merge`]) for export.
     pub fn to_f32(&self) -> Result<LlamaF32> {
         let c = self.dims;
-        let (qd, kvd) = (c.n_head * c.head_dim, c.n_kv_head * c.head_dim);
         let flat = |t: &Tensor| -> Result<Vec<f32>> {
             t.flatten_all()
                 .and_then(|t| t.to_vec1::<f32>())
                 .ctx(|| "reading weights".into())
         };
-        let rows = |t: &Tensor, a: usize, n: usize| -> Result<Vec<f32>> {
-            flat(&t.i((a..a + n, ..)).ctx(|| "slicing weights".into())?)
-        };
         let mut layers = Vec::with_capacity(self.layers.len());
         for blk in &self.layers {
             layers.push(LlamaLayerF32 {
                 attn_norm: flat(&blk.attn_norm)?,
-                attn_q: rows(&blk.qkv.w, 0, qd)?,
-                attn_k: rows(&blk.qkv.w, qd, kvd)?,
-                attn_v: rows(&blk.qkv.w, qd + kvd, kvd)?,
+                attn_q: flat(&blk.q.w)?,
+                attn_k: flat(&blk.k.w)?,
+                attn_v: flat(&blk.v.w)?,
                 attn_output: flat(&blk.wo.w)?,
                 ffn_norm: flat(&blk.ffn_norm)?,
-                ffn_gate: rows(&blk.gate_up.w, 0, c.n_ff)?,
-                ffn_up: rows(&blk.gate_up.w, c.n_ff, c.n_ff)?,
+                ffn_gate: flat(&blk.gate.w)?,
+                ffn_up: flat(&blk.up.w)?,
                 ffn_down: flat(&blk.down.w)?,
             });
         }
@@ -493,20 +465,4 @@ impl Llama {
             output: self.head.as_ref().map(flat).transpose()?,
         })
     }
-}
-
-/// `w` with `delta` added to its rows `start..start + delta.rows`.
-fn add_rows(w: &Tensor, start: usize, delta: &Tensor) -> candle_core::Result<Tensor> {
-    let rows = w.dim(0)?;
-    let n = delta.dim(0)?;
-    let mid = (w.narrow(0, start, n)? + delta)?;
-    let mut parts = Vec::with_capacity(3);
-    if start > 0 {
-        parts.push(w.narrow(0, 0, start)?);
-    }
-    parts.push(mid);
-    if start + n < rows {
-        parts.push(w.narrow(0, start + n, rows - start - n)?);
-    }
-    Tensor::cat(&parts, 0)
 }

@@ -189,8 +189,16 @@ impl CustomOp2 for AttachGrad {
     }
 }
 
-/// RMSNorm over the last dimension, `x / sqrt(mean(x²) + eps) · w`, as the native engine.
+/// RMSNorm over the last dimension, `x / sqrt(mean(x²) + eps) · w`, as the native engine; `w`
+/// is frozen. On the CPU one fused op ([`crate::fused::RmsNorm`]), elsewhere candle's ops.
 pub(crate) fn rms_norm(x: &Tensor, w: &Tensor, eps: f32) -> candle_core::Result<Tensor> {
+    if x.device().is_cpu() && x.dtype() == DType::F32 {
+        let op = crate::fused::RmsNorm {
+            w: Arc::new(w.to_vec1()?),
+            eps,
+        };
+        return x.contiguous()?.apply_op1(op);
+    }
     let d = x.dim(D::Minus1)?;
     let ms = (x.sqr()?.sum_keepdim(D::Minus1)? / d as f64)?;
     let denom = (ms + eps as f64)?.sqrt()?;
@@ -227,10 +235,22 @@ pub(crate) fn rope_tables(
 
 /// Interleaved ("normal", llama.cpp's `LLM_ARCH_LLAMA`) RoPE on the first `rope_dim` values of
 /// each head: pairs `(x₂ᵢ, x₂ᵢ₊₁)` rotated by `angle(pos, i)`. `x` is `[b, heads, t, head_dim]`,
-/// `cos`/`sin` come from [`rope_tables`] (at least `t` positions).
+/// `cos`/`sin` come from [`rope_tables`] (at least `t` positions). On the CPU one fused op
+/// ([`crate::fused::Rope`]), elsewhere candle's ops.
 pub(crate) fn rope(x: &Tensor, cos: &Tensor, sin: &Tensor) -> candle_core::Result<Tensor> {
     let (b, h, t, hd) = x.dims4()?;
     let half = cos.dim(1)?;
+    if x.device().is_cpu() && x.dtype() == DType::F32 {
+        let table = |c: &Tensor| -> candle_core::Result<Arc<Vec<f32>>> {
+            Ok(Arc::new(c.narrow(0, 0, t)?.flatten_all()?.to_vec1()?))
+        };
+        let op = crate::fused::Rope {
+            cos: table(cos)?,
+            sin: table(sin)?,
+            half,
+        };
+        return x.contiguous()?.apply_op1(op);
+    }
     let rd = half * 2;
     let cos = cos.narrow(0, 0, t)?;
     let sin = sin.narrow(0, 0, t)?;

@@ -286,4 +286,41 @@ mod tests {
             assert!(p.matmul_t(&[1.0; 2], 2, &mut y).is_err());
         }
     }
+
+    /// The training shapes of SmolLM2-135M (4 × 128 tokens), forward and backward, on the
+    /// rayon pool: `RAYON_NUM_THREADS=2 cargo test -p pgraphrag-retrieval --lib packed_gflops
+    /// -- --ignored --nocapture`
+    #[test]
+    #[ignore = "a timing probe, not a test"]
+    fn packed_gflops() {
+        let m = 512;
+        for (n, k) in [
+            (960, 576),
+            (576, 960),
+            (3072, 576),
+            (576, 3072),
+            (576, 1536),
+            (1536, 576),
+        ] {
+            let w: Vec<f32> = (0..n * k).map(|i| (i % 5) as f32 * 0.1).collect();
+            let x: Vec<f32> = (0..m * k).map(|i| (i % 7) as f32 * 0.1).collect();
+            let Some(p) = PackedMatrix::new(&w, n, k).unwrap() else {
+                return;
+            };
+            let mut y = vec![0f32; m * n];
+            p.matmul_t(&x, m, &mut y).unwrap();
+            let reps = 20;
+            let t = std::time::Instant::now();
+            for _ in 0..reps {
+                p.matmul_t(&x, m, &mut y).unwrap();
+            }
+            let s = t.elapsed().as_secs_f64();
+            eprintln!(
+                "{} m={m} n={n} k={k} threads={}: {:.1} GFLOP/s",
+                p.isa(),
+                rayon::current_num_threads(),
+                2.0 * (m * n * k * reps) as f64 / s / 1e9
+            );
+        }
+    }
 }
