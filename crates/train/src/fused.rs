@@ -176,3 +176,203 @@ impl CustomOp1 for Rope {
         Ok(Some(grad.contiguous()?.apply_op1_no_bwd(&back)?))
     }
 }
+
+/// `silu(g) · u`, the gated MLP's activation, `silu(g) = g / (1 + exp(−g))` as candle
+/// computes it. Backward: `∂g = ∂a · u · σ(g) · (1 + g · (1 − σ(g)))`, `∂u = ∂a · silu(g)`.
+pub(crate) struct SwiGlu;
+
+/// `σ(g)`, as `1 / (1 + exp(−g))`.
+fn sigmoid(g: f32) -> f32 {
+    1.0 / (1.0 + (-g).exp())
+}
+
+impl CustomOp2 for SwiGlu {
+    fn name(&self) -> &'static str {
+        "swiglu"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let (g, u) = (values(s1, l1, "swiglu")?, values(s2, l2, "swiglu")?);
+        if l1.dims() != l2.dims() {
+            candle_core::bail!("swiglu: shapes {:?} and {:?}", l1.dims(), l2.dims());
+        }
+        let a = g
+            .iter()
+            .zip(u)
+            .map(|(g, u)| g / (1.0 + (-g).exp()) * u)
+            .collect();
+        Ok((CpuStorage::F32(a), l1.shape().clone()))
+    }
+
+    fn bwd(
+        &self,
+        g: &Tensor,
+        u: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
+        let (g, u, da) = (g.contiguous()?, u.contiguous()?, grad.contiguous()?);
+        let dg = g.apply_op3_no_bwd(&u, &da, &SwiGluBackward)?;
+        let du = g.apply_op2_no_bwd(&da, &SwiGluUpGrad)?;
+        Ok((Some(dg), Some(du)))
+    }
+}
+
+/// `∂g` of [`SwiGlu`] from `(g, u, ∂a)`.
+struct SwiGluBackward;
+
+impl candle_core::CustomOp3 for SwiGluBackward {
+    fn name(&self) -> &'static str {
+        "swiglu-backward"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let op = "swiglu backward";
+        let (g, u, da) = (
+            values(s1, l1, op)?,
+            values(s2, l2, op)?,
+            values(s3, l3, op)?,
+        );
+        if g.len() != u.len() || g.len() != da.len() {
+            candle_core::bail!("{op}: lengths {} {} {}", g.len(), u.len(), da.len());
+        }
+        let dg = g
+            .iter()
+            .zip(u)
+            .zip(da)
+            .map(|((g, u), da)| {
+                let s = sigmoid(*g);
+                da * u * s * (1.0 + g * (1.0 - s))
+            })
+            .collect();
+        Ok((CpuStorage::F32(dg), l1.shape().clone()))
+    }
+}
+
+/// `∂u` of [`SwiGlu`] from `(g, ∂a)`: `∂a · silu(g)`.
+struct SwiGluUpGrad;
+
+impl CustomOp2 for SwiGluUpGrad {
+    fn name(&self) -> &'static str {
+        "swiglu-up-grad"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let op = "swiglu backward";
+        let (g, da) = (values(s1, l1, op)?, values(s2, l2, op)?);
+        if g.len() != da.len() {
+            candle_core::bail!("{op}: lengths {} {}", g.len(), da.len());
+        }
+        let du = g
+            .iter()
+            .zip(da)
+            .map(|(g, da)| g / (1.0 + (-g).exp()) * da)
+            .collect();
+        Ok((CpuStorage::F32(du), l1.shape().clone()))
+    }
+}
+
+/// Causal softmax of raw attention scores `s` (`[..., group·t, t]`, row `r` a query at
+/// position `r mod t`): `P = softmax(scale · s + mask)` with keys after the query masked out,
+/// as `scale`, the additive `-inf` mask of [`crate::ops::causal_mask`] and candle's softmax
+/// compute it. Backward: `∂s = scale · P ⊙ (∂P − Σ_j ∂P_j P_j)`.
+pub(crate) struct CausalSoftmax {
+    pub scale: f32,
+}
+
+impl CustomOp1 for CausalSoftmax {
+    fn name(&self) -> &'static str {
+        "causal-softmax"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let x = values(s, l, "causal-softmax")?;
+        let t = *l.dims().last().unwrap_or(&0);
+        if t == 0 {
+            candle_core::bail!("causal-softmax: empty rows, shape {:?}", l.dims());
+        }
+        let mut p = vec![0f32; x.len()];
+        for (r, (xr, pr)) in x.chunks_exact(t).zip(p.chunks_exact_mut(t)).enumerate() {
+            let seen = r % t + 1;
+            let mut max = f32::NEG_INFINITY;
+            for (pv, xv) in pr[..seen].iter_mut().zip(&xr[..seen]) {
+                *pv = xv * self.scale;
+                max = max.max(*pv);
+            }
+            let mut sum = 0f32;
+            for pv in &mut pr[..seen] {
+                *pv = (*pv - max).exp();
+                sum += *pv;
+            }
+            for pv in &mut pr[..seen] {
+                *pv /= sum;
+            }
+        }
+        Ok((CpuStorage::F32(p), l.shape().clone()))
+    }
+
+    fn bwd(
+        &self,
+        _arg: &Tensor,
+        res: &Tensor,
+        grad: &Tensor,
+    ) -> candle_core::Result<Option<Tensor>> {
+        let ds = res.contiguous()?.apply_op2_no_bwd(
+            &grad.contiguous()?,
+            &CausalSoftmaxBackward { scale: self.scale },
+        )?;
+        Ok(Some(ds))
+    }
+}
+
+/// `∂s` of [`CausalSoftmax`] from `(P, ∂P)`.
+struct CausalSoftmaxBackward {
+    scale: f32,
+}
+
+impl CustomOp2 for CausalSoftmaxBackward {
+    fn name(&self) -> &'static str {
+        "causal-softmax-backward"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let op = "causal-softmax backward";
+        let (p, dp) = (values(s1, l1, op)?, values(s2, l2, op)?);
+        let t = *l1.dims().last().unwrap_or(&0);
+        if p.len() != dp.len() || t == 0 {
+            candle_core::bail!("{op}: shapes {:?} and {:?}", l1.dims(), l2.dims());
+        }
+        let mut ds = Vec::with_capacity(p.len());
+        for (pr, dr) in p.chunks_exact(t).zip(dp.chunks_exact(t)) {
+            let dot: f32 = pr.iter().zip(dr).map(|(p, d)| p * d).sum();
+            ds.extend(pr.iter().zip(dr).map(|(p, d)| self.scale * p * (d - dot)));
+        }
+        Ok((CpuStorage::F32(ds), l1.shape().clone()))
+    }
+}

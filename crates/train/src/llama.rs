@@ -3,13 +3,15 @@
 use std::io::Read;
 use std::path::Path;
 
-use candle_core::{D, Device, Tensor};
+use candle_core::{Device, Tensor};
 use pgraphrag_llm::{LlamaDims, LlamaF32, LlamaLayerF32};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Ctx, Result, TrainError};
 use crate::lora::{Lora, LoraTarget};
-use crate::ops::{Frozen, causal_mask, frozen_linear, rms_norm, rope, rope_tables};
+use crate::ops::{
+    Frozen, causal_mask, causal_softmax, frozen_linear, rms_norm, rope, rope_tables, swiglu,
+};
 
 /// One transformer block, every projection `[out, in]` and frozen. Q, K, V (and gate, up) are
 /// separate products: slicing one stacked product would make the backward pass pad each
@@ -350,8 +352,7 @@ impl Llama {
             }
             // Query heads h = kv·group + j share KV head kv: [b, kv, group·t, head_dim].
             let q = q.reshape((b, c.n_kv_head, group * t, c.head_dim))?;
-            let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(&mask)?;
-            let p = candle_nn::ops::softmax(&scores, D::Minus1)?;
+            let p = causal_softmax(&q.matmul(&k.t()?)?, scale, &mask)?;
             let att = p
                 .matmul(&v)?
                 .reshape((b, c.n_head, t, c.head_dim))?
@@ -362,7 +363,7 @@ impl Llama {
             let h = rms_norm(&x, &blk.ffn_norm, c.eps)?.reshape((n, c.n_embd))?;
             let g = adapt(li, LoraTarget::Gate, &h, frozen_linear(&h, &blk.gate)?)?;
             let u = adapt(li, LoraTarget::Up, &h, frozen_linear(&h, &blk.up)?)?;
-            let a = (g.silu()? * u)?;
+            let a = swiglu(&g, &u)?;
             let dn = adapt(li, LoraTarget::Down, &a, frozen_linear(&a, &blk.down)?)?;
             x = (x + dn.reshape((b, t, c.n_embd))?)?;
         }

@@ -205,6 +205,33 @@ pub(crate) fn rms_norm(x: &Tensor, w: &Tensor, eps: f32) -> candle_core::Result<
     x.broadcast_div(&denom)?.broadcast_mul(w)
 }
 
+/// `softmax(scale · scores + mask)` over the last dimension, `mask` from [`causal_mask`]
+/// (`[group·t, t]`, broadcast over the leading dimensions of `scores`). On the CPU one fused
+/// op computing the mask itself ([`crate::fused::CausalSoftmax`]), elsewhere candle's ops.
+pub(crate) fn causal_softmax(
+    scores: &Tensor,
+    scale: f64,
+    mask: &Tensor,
+) -> candle_core::Result<Tensor> {
+    if scores.device().is_cpu() && scores.dtype() == DType::F32 {
+        let op = crate::fused::CausalSoftmax {
+            scale: scale as f32,
+        };
+        return scores.contiguous()?.apply_op1(op);
+    }
+    candle_nn::ops::softmax(&(scores * scale)?.broadcast_add(mask)?, D::Minus1)
+}
+
+/// `silu(g) · u`. On the CPU one fused op ([`crate::fused::SwiGlu`]), elsewhere candle's.
+pub(crate) fn swiglu(g: &Tensor, u: &Tensor) -> candle_core::Result<Tensor> {
+    if g.device().is_cpu() && g.dtype() == DType::F32 {
+        return g
+            .contiguous()?
+            .apply_op2(&u.contiguous()?, crate::fused::SwiGlu);
+    }
+    g.silu()? * u
+}
+
 /// cos and sin tables `[t, rope_dim/2]` for positions `0..t`, computed as the native engine
 /// (and candle) computes them: `θ_i = 1 / base^(2i/d)`, `angle = pos · θ_i`, all in f32.
 pub(crate) fn rope_tables(
