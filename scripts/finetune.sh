@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Issue 18's "fine-tuning pays" recipe on one PGraphRAG dev split and task (docs/results/finetune):
 # export the bench's own prompts with gold answers for users 200-349 (none_k1 and both_k1),
-# train a LoRA adapter on them, evaluate the 200 evaluated users (0-199) with the adapter, export
-# the evaluated users' gold answers (for the constant baselines), and compare against the
-# zero-shot table and the constants (scripts/finetune_compare.py).
+# train a LoRA adapter on them, evaluate the 200 evaluated users (0-199) with the adapter, and
+# compare against the zero-shot table (scripts/finetune_compare.py) and, for ratings, the
+# constant answers `pgraphrag bench` appends to results.md.
 #
 #   scripts/finetune.sh SPLIT TASK [OUT]   e.g. scripts/finetune.sh gap rating
 #   SPLIT: amazon | b2w | gap | hotel; TASK: rating | title.
@@ -35,8 +35,6 @@ case "$TASK" in
 esac
 MODES="${MODES:-$DEFAULT_MODES}"
 mkdir -p "$OUT"
-# One element-wise thread for candle beside gemm's threads (docs/train.md, "Speed").
-export CANDLE_NUM_THREADS="${CANDLE_NUM_THREADS:-1}"
 log() { echo "[finetune $SPLIT $TASK $(date -u +%H:%M:%S)] $*"; }
 
 if [ ! -s "$OUT/train.jsonl" ]; then
@@ -45,13 +43,6 @@ if [ ! -s "$OUT/train.jsonl" ]; then
     --modes none,both --ks 1 --out "$OUT/export" \
     --export-prompts "$OUT/train.jsonl.part" --quiet
   mv "$OUT/train.jsonl.part" "$OUT/train.jsonl"
-fi
-if [ ! -s "$OUT/eval_gold.jsonl" ]; then
-  log "exporting the evaluated users' gold answers (users 0-199)"
-  "$BIN" bench --split "$SPLIT_FILE" --task "$TASK" --limit 200 \
-    --modes none --ks 1 --out "$OUT/export-eval" \
-    --export-prompts "$OUT/eval_gold.jsonl.part" --quiet
-  mv "$OUT/eval_gold.jsonl.part" "$OUT/eval_gold.jsonl"
 fi
 if [ ! -s "$OUT/lora.safetensors" ]; then
   log "training the LoRA adapter"

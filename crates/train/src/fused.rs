@@ -19,6 +19,19 @@ fn values<'a>(s: &'a CpuStorage, l: &Layout, op: &str) -> candle_core::Result<&'
     }
 }
 
+/// The contiguous f32 values of two storages of the same length.
+fn pair<'a>(
+    (s1, l1): (&'a CpuStorage, &Layout),
+    (s2, l2): (&'a CpuStorage, &Layout),
+    op: &str,
+) -> candle_core::Result<(&'a [f32], &'a [f32])> {
+    let (a, b) = (values(s1, l1, op)?, values(s2, l2, op)?);
+    if a.len() != b.len() {
+        candle_core::bail!("{op}: shapes {:?} and {:?}", l1.dims(), l2.dims());
+    }
+    Ok((a, b))
+}
+
 /// `x / sqrt(mean(x²) + eps) · w` over the last dimension, `w` frozen (no gradient).
 pub(crate) struct RmsNorm {
     pub w: Arc<Vec<f32>>,
@@ -88,17 +101,10 @@ impl CustomOp2 for RmsNormBackward {
         s2: &CpuStorage,
         l2: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let (x, g) = (
-            values(s1, l1, "rms-norm backward")?,
-            values(s2, l2, "rms-norm backward")?,
-        );
+        let (x, g) = pair((s1, l1), (s2, l2), "rms-norm backward")?;
         let d = self.w.len();
-        if x.len() != g.len() || d == 0 || !x.len().is_multiple_of(d) {
-            candle_core::bail!(
-                "rms-norm backward: shapes {:?} and {:?}",
-                l1.dims(),
-                l2.dims()
-            );
+        if d == 0 || !x.len().is_multiple_of(d) {
+            candle_core::bail!("rms-norm backward: {d} weights for shape {:?}", l1.dims());
         }
         let mut dx = Vec::with_capacity(x.len());
         for (xr, gr) in x.chunks_exact(d).zip(g.chunks_exact(d)) {
@@ -186,6 +192,11 @@ fn sigmoid(g: f32) -> f32 {
     1.0 / (1.0 + (-g).exp())
 }
 
+/// `silu(g) = g / (1 + exp(−g))`, as candle computes it.
+fn silu(g: f32) -> f32 {
+    g / (1.0 + (-g).exp())
+}
+
 impl CustomOp2 for SwiGlu {
     fn name(&self) -> &'static str {
         "swiglu"
@@ -198,15 +209,8 @@ impl CustomOp2 for SwiGlu {
         s2: &CpuStorage,
         l2: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let (g, u) = (values(s1, l1, "swiglu")?, values(s2, l2, "swiglu")?);
-        if l1.dims() != l2.dims() {
-            candle_core::bail!("swiglu: shapes {:?} and {:?}", l1.dims(), l2.dims());
-        }
-        let a = g
-            .iter()
-            .zip(u)
-            .map(|(g, u)| g / (1.0 + (-g).exp()) * u)
-            .collect();
+        let (g, u) = pair((s1, l1), (s2, l2), "swiglu")?;
+        let a = g.iter().zip(u).map(|(g, u)| silu(*g) * u).collect();
         Ok((CpuStorage::F32(a), l1.shape().clone()))
     }
 
@@ -219,7 +223,8 @@ impl CustomOp2 for SwiGlu {
     ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
         let (g, u, da) = (g.contiguous()?, u.contiguous()?, grad.contiguous()?);
         let dg = g.apply_op3_no_bwd(&u, &da, &SwiGluBackward)?;
-        let du = g.apply_op2_no_bwd(&da, &SwiGluUpGrad)?;
+        // ∂u = ∂a · silu(g): the forward op itself on (g, ∂a).
+        let du = g.apply_op2_no_bwd(&da, &SwiGlu)?;
         Ok((Some(dg), Some(du)))
     }
 }
@@ -242,14 +247,8 @@ impl candle_core::CustomOp3 for SwiGluBackward {
         l3: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
         let op = "swiglu backward";
-        let (g, u, da) = (
-            values(s1, l1, op)?,
-            values(s2, l2, op)?,
-            values(s3, l3, op)?,
-        );
-        if g.len() != u.len() || g.len() != da.len() {
-            candle_core::bail!("{op}: lengths {} {} {}", g.len(), u.len(), da.len());
-        }
+        let (g, u) = pair((s1, l1), (s2, l2), op)?;
+        let (_, da) = pair((s1, l1), (s3, l3), op)?;
         let dg = g
             .iter()
             .zip(u)
@@ -260,35 +259,6 @@ impl candle_core::CustomOp3 for SwiGluBackward {
             })
             .collect();
         Ok((CpuStorage::F32(dg), l1.shape().clone()))
-    }
-}
-
-/// `∂u` of [`SwiGlu`] from `(g, ∂a)`: `∂a · silu(g)`.
-struct SwiGluUpGrad;
-
-impl CustomOp2 for SwiGluUpGrad {
-    fn name(&self) -> &'static str {
-        "swiglu-up-grad"
-    }
-
-    fn cpu_fwd(
-        &self,
-        s1: &CpuStorage,
-        l1: &Layout,
-        s2: &CpuStorage,
-        l2: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let op = "swiglu backward";
-        let (g, da) = (values(s1, l1, op)?, values(s2, l2, op)?);
-        if g.len() != da.len() {
-            candle_core::bail!("{op}: lengths {} {}", g.len(), da.len());
-        }
-        let du = g
-            .iter()
-            .zip(da)
-            .map(|(g, da)| g / (1.0 + (-g).exp()) * da)
-            .collect();
-        Ok((CpuStorage::F32(du), l1.shape().clone()))
     }
 }
 
@@ -362,11 +332,10 @@ impl CustomOp2 for CausalSoftmaxBackward {
         s2: &CpuStorage,
         l2: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let op = "causal-softmax backward";
-        let (p, dp) = (values(s1, l1, op)?, values(s2, l2, op)?);
+        let (p, dp) = pair((s1, l1), (s2, l2), "causal-softmax backward")?;
         let t = *l1.dims().last().unwrap_or(&0);
-        if p.len() != dp.len() || t == 0 {
-            candle_core::bail!("{op}: shapes {:?} and {:?}", l1.dims(), l2.dims());
+        if t == 0 {
+            candle_core::bail!("causal-softmax backward: empty rows, shape {:?}", l1.dims());
         }
         let mut ds = Vec::with_capacity(p.len());
         for (pr, dr) in p.chunks_exact(t).zip(dp.chunks_exact(t)) {
