@@ -10,7 +10,9 @@
 #   PGRAPHRAG: the binary (default target/release/pgraphrag, else target/debug/pgraphrag);
 #   PGRAPHRAG_DATA: the shared data folder (default ../shared/data); MODEL: the GGUF.
 #   MODES: the evaluated modes (default none,user,neighbor,both,random for ratings, none,both
-#   for titles); every step is skipped when its output exists, so a killed run resumes.
+#   for titles); EPOCHS: training epochs (default 1; a checkpoint of a shorter run with the same
+#   settings continues into the next epochs). Every step is skipped when its output exists, so
+#   a killed run resumes.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SPLIT="${1:?usage: scripts/finetune.sh SPLIT TASK [OUT]}"
@@ -48,7 +50,7 @@ if [ ! -s "$OUT/lora.safetensors" ]; then
   log "training the LoRA adapter"
   "$BIN" train lora --model "$MODEL" --train "$OUT/train.jsonl" \
     --out "$OUT/lora.safetensors" --checkpoint "$OUT/ckpt.safetensors" \
-    --lr 1e-3 --batch-size 4 --epochs 1 --max-tokens 400 --checkpoint-every 5 --seed 0 \
+    --lr 1e-3 --batch-size 4 --epochs "${EPOCHS:-1}" --max-tokens 400 --checkpoint-every 5 --seed 0 \
     2>&1 | tee -a "$OUT/train.log"
 fi
 if [ ! -s "$OUT/bench/results.csv" ]; then

@@ -1,8 +1,9 @@
 //! Fused CPU kernels, with hand-written backward passes, for the element-wise parts of the
 //! llama forward pass that candle would run as chains of small ops (each allocating its
-//! output, and its backward pass padding and adding gradients): RMSNorm with a frozen weight
-//! and interleaved RoPE. Each computes in f32, value for value, what [`crate::ops`]'s candle
-//! composition computes; `tests/gradients.rs` checks their gradients by finite differences.
+//! output, and its backward pass padding and adding gradients): RMSNorm with a frozen weight,
+//! interleaved RoPE, the causal softmax of the attention scores and the SwiGLU activation. Each
+//! computes in f32 what [`crate::ops`]'s candle composition computes (to the order of its
+//! sums); `tests/gradients.rs` checks their gradients by finite differences.
 
 use std::sync::Arc;
 
