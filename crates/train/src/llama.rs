@@ -9,9 +9,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Ctx, Result, TrainError};
 use crate::lora::{Lora, LoraTarget};
-use crate::ops::{
-    Frozen, causal_mask, causal_softmax, frozen_linear, rms_norm, rope, rope_tables, swiglu,
-};
+use crate::ops::{Frozen, causal_softmax, frozen_linear, rms_norm, rope, rope_tables, swiglu};
 
 /// One transformer block, every projection `[out, in]` and frozen. Q, K, V (and gate, up) are
 /// separate products: slicing one stacked product would make the backward pass pad each
@@ -328,7 +326,6 @@ impl Llama {
         let group = c.n_head / c.n_kv_head;
         let n = b * t;
         let (cos, sin) = rope_tables(t, c.rope_dim.max(2), c.rope_base, &self.device)?;
-        let mask = causal_mask(t, group, &self.device)?;
         let scale = 1.0 / (c.head_dim as f64).sqrt();
         let adapt = |li: usize, tg: LoraTarget, inp: &Tensor, y: Tensor| match lora {
             Some(l) => l.apply(li, tg, inp, y, seed),
@@ -352,7 +349,7 @@ impl Llama {
             }
             // Query heads h = kv·group + j share KV head kv: [b, kv, group·t, head_dim].
             let q = q.reshape((b, c.n_kv_head, group * t, c.head_dim))?;
-            let p = causal_softmax(&q.matmul(&k.t()?)?, scale, &mask)?;
+            let p = causal_softmax(&q.matmul(&k.t()?)?, scale)?;
             let att = p
                 .matmul(&v)?
                 .reshape((b, c.n_head, t, c.head_dim))?

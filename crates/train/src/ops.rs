@@ -205,21 +205,27 @@ pub(crate) fn rms_norm(x: &Tensor, w: &Tensor, eps: f32) -> candle_core::Result<
     x.broadcast_div(&denom)?.broadcast_mul(w)
 }
 
-/// `softmax(scale · scores + mask)` over the last dimension, `mask` from [`causal_mask`]
-/// (`[group·t, t]`, broadcast over the leading dimensions of `scores`). On the CPU one fused
-/// op computing the mask itself ([`crate::fused::CausalSoftmax`]), elsewhere candle's ops.
-pub(crate) fn causal_softmax(
-    scores: &Tensor,
-    scale: f64,
-    mask: &Tensor,
-) -> candle_core::Result<Tensor> {
+/// `softmax(scale · scores + mask)` over the last dimension of the raw attention scores
+/// (`[..., group·t, t]`), the mask hiding the keys after each query ([`causal_mask`]). On the
+/// CPU one fused op computing the mask itself ([`crate::fused::CausalSoftmax`]), elsewhere
+/// candle's ops with the mask built here.
+pub(crate) fn causal_softmax(scores: &Tensor, scale: f64) -> candle_core::Result<Tensor> {
     if scores.device().is_cpu() && scores.dtype() == DType::F32 {
         let op = crate::fused::CausalSoftmax {
             scale: scale as f32,
         };
         return scores.contiguous()?.apply_op1(op);
     }
-    candle_nn::ops::softmax(&(scores * scale)?.broadcast_add(mask)?, D::Minus1)
+    let t = scores.dim(D::Minus1)?;
+    let rows = scores.dim(D::Minus2)?;
+    if t == 0 || !rows.is_multiple_of(t) {
+        candle_core::bail!(
+            "attention scores {:?}: rows must be group x t",
+            scores.dims()
+        );
+    }
+    let mask = causal_mask(t, rows / t, scores.device())?;
+    candle_nn::ops::softmax(&(scores * scale)?.broadcast_add(&mask)?, D::Minus1)
 }
 
 /// `silu(g) · u`. On the CPU one fused op ([`crate::fused::SwiGlu`]), elsewhere candle's.
@@ -392,6 +398,29 @@ mod tests {
         let kept = a.iter().filter(|&&v| v > 0.0).count();
         assert!((700..800).contains(&kept), "{kept} kept");
         assert!(a.iter().all(|&v| v == 0.0 || (v - 4.0 / 3.0).abs() < 1e-6));
+    }
+
+    #[test]
+    fn fused_causal_softmax_equals_the_masked_candle_softmax() {
+        let dev = Device::Cpu;
+        let (t, group) = (5, 3);
+        let s = Tensor::from_vec(
+            (0..2 * group * t * t)
+                .map(|i| (i as f32 * 0.7).sin() * 3.0)
+                .collect(),
+            (2, group * t, t),
+            &dev,
+        )
+        .unwrap();
+        let fused = causal_softmax(&s, 0.125).unwrap();
+        let mask = causal_mask(t, group, &dev).unwrap();
+        let plain = candle_nn::ops::softmax(
+            &(&s * 0.125).unwrap().broadcast_add(&mask).unwrap(),
+            D::Minus1,
+        )
+        .unwrap();
+        let diff = (fused - plain).unwrap().abs().unwrap().max_all().unwrap();
+        assert!(diff.to_scalar::<f32>().unwrap() < 1e-6);
     }
 
     #[test]
