@@ -147,6 +147,10 @@ struct EvalArgs {
     /// The retrieval cache of --adapter (default: the rows file with `.retrieval.json`).
     #[arg(long)]
     retrieval_cache: Option<PathBuf>,
+    /// With --adapter: the ablated variant it was trained as (`train kragrec --ablation`):
+    /// none, -indexing, -popularity, -re-ranking or -encoding.
+    #[arg(long, default_value = "none", allow_hyphen_values = true)]
+    ablation: String,
     /// How the instruction reaches the model: chat or llama2-inst.
     #[arg(long, default_value = "chat")]
     wrap: String,
@@ -254,10 +258,16 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
             rows: a.rows,
             m: &a.m,
             style: PromptStyle::parse(a.style.as_deref().unwrap_or("released-train")).or_usage()?,
+            ablation: pgraphrag_train::Ablation::parse(&a.ablation).or_usage()?,
             seed: a.seed,
             results: a.results.as_deref(),
             quiet: a.quiet,
         });
+    }
+    if a.ablation != "none" {
+        bail!(usage(
+            "--ablation needs --adapter (a trained K-RagRec variant)"
+        ));
     }
     let style = PromptStyle::parse(a.style.as_deref().unwrap_or("paper")).or_usage()?;
     let wrap = Wrap::parse(&a.wrap).or_usage()?;

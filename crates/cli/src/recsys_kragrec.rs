@@ -14,8 +14,9 @@ use pgraphrag_recsys::{
 };
 use pgraphrag_retrieval::dense::BertEncoder;
 use pgraphrag_train::{
-    CachedRetrieval, GraphEncoder, GraphFeatures, KragrecPrompt, Llama, RetrievalCache,
-    kragrec_letter_scores, kragrec_scored_row, letter_log_probs, retrieve_row,
+    Ablation, CachedRetrieval, GraphEncoder, GraphFeatures, GraphTokens, KragrecPrompt, Llama,
+    RetrievalCache, SoftPrompt, kragrec_letter_scores, kragrec_scored_row, letter_log_probs,
+    retrieve_row,
 };
 
 use crate::error::{OrUsage, usage};
@@ -113,6 +114,16 @@ pub(crate) fn features_id(l: &Loaded) -> String {
     format!("{}|{}|hop0", l.enc_id, l.vectors.aggregation().name())
 }
 
+/// What a trained encoder (or soft prompt) records as its features: [`features_id`], and the
+/// ablated variant unless it is K-RagRec itself, so evaluating it with another variant's
+/// retrieval is refused.
+pub(crate) fn adapter_features(l: &Loaded, ablation: Ablation) -> String {
+    match ablation {
+        Ablation::Full => features_id(l),
+        a => format!("{}|ablation{}", features_id(l), a.name()),
+    }
+}
+
 /// The retrieval cache's key: settings, index and KG identity.
 pub(crate) fn cache_key(l: &Loaded, retrieval: &Retrieval) -> String {
     format!(
@@ -182,6 +193,7 @@ pub(crate) struct AdapterEval<'a> {
     pub rows: usize,
     pub m: &'a [usize],
     pub style: pgraphrag_recsys::PromptStyle,
+    pub ablation: Ablation,
     pub seed: u64,
     pub results: Option<&'a Path>,
     pub quiet: bool,
@@ -219,8 +231,16 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
     )
     .with_context(|| format!("loading {}", a.model.display()))
     .or_usage()?;
-    let features = features_id(&l);
-    let enc = GraphEncoder::load(a.adapter, model.base_id(), &features, &device)
+    let features = adapter_features(&l, a.ablation);
+    let loaded: pgraphrag_train::Result<Box<dyn GraphTokens>> =
+        if a.ablation == Ablation::NoEncoding {
+            SoftPrompt::load(a.adapter, model.base_id(), &features, &device)
+                .map(|p| Box::new(p) as Box<dyn GraphTokens>)
+        } else {
+            GraphEncoder::load(a.adapter, model.base_id(), &features, &device)
+                .map(|e| Box::new(e) as Box<dyn GraphTokens>)
+        };
+    let enc = loaded
         .with_context(|| format!("--adapter {}", a.adapter.display()))
         .or_usage()?;
     let prompt = KragrecPrompt::new(pgraphrag_llm::LlmTokenizer::from_gguf(a.model)?, a.style)?;
@@ -230,8 +250,15 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
         encoder: l.enc_id.clone(),
         aggregation: a.data.aggregation,
         style: a.style.name().into(),
-        wrap: "llama2-inst+graph".into(),
-        retrieval: "paper".into(),
+        wrap: if a.ablation.facts_as_text() {
+            "llama2-inst+soft-prompt+facts".into()
+        } else {
+            "llama2-inst+graph".into()
+        },
+        retrieval: match a.ablation {
+            Ablation::Full => "paper".into(),
+            ab => format!("paper {}", ab.name()),
+        },
         seed: a.seed,
         max_triples: MAX_TRIPLES,
     };
@@ -241,7 +268,7 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
         .iter()
         .map(|r| (r.row, r.candidates.len()))
         .collect();
-    let retrieval = Retrieval::paper();
+    let retrieval = a.ablation.retrieval();
     let index = pgraphrag_recsys::ExactIndex::new(&l.vectors);
     let retriever = KgRetriever::new(&l.kg.graph, &l.vectors, &index, &l.enc, retrieval.clone())?;
     let mut cache =
@@ -264,7 +291,12 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
                 graphs = Some(feats.subgraphs(&k.centres)?);
             }
             let g = graphs.clone().unwrap_or_default();
-            let ex = prompt.example(row, &c, &l.data.titles, g)?;
+            let facts = if a.ablation.facts_as_text() {
+                k.triples.as_slice()
+            } else {
+                &[]
+            };
+            let ex = prompt.example_with_facts(row, &c, &l.data.titles, g, facts)?;
             let letters = prompt.letter_ids(s.m())?;
             let scores = if ex.graphs.is_empty() {
                 // No soft token: the plain prompt, on the native engine's f32 path (its logits
@@ -272,10 +304,11 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
                 let ids: Vec<u32> = ex.prefix.iter().chain(&ex.rest).copied().collect();
                 letter_log_probs(&native.next_token_logits(&ids)?, letters)
             } else {
-                kragrec_letter_scores(&model, &enc, None, &ex, letters)
+                kragrec_letter_scores(&model, enc.as_ref(), None, &ex, letters)
             }
             .with_context(|| format!("scoring row {i}"))?;
-            let r = kragrec_scored_row(*i, row, &c, scores, k.triples.clone());
+            let mut r = kragrec_scored_row(*i, row, &c, scores, k.triples.clone());
+            r.method = a.ablation.method();
             writeln!(out, "{}", serde_json::to_string(&r)?)
                 .and_then(|_| out.flush())
                 .with_context(|| format!("appending to {}", a.out.display()))?;

@@ -6,15 +6,17 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use pgraphrag_recsys::{ExactIndex, KgRetriever, PromptStyle, Retrieval};
+use pgraphrag_recsys::{ExactIndex, KgRetriever, PromptStyle};
 use pgraphrag_train::{
-    GnnConfig, GraphEncoder, GraphFeatures, Kragrec, KragrecExample, KragrecPrompt, Llama,
-    RetrievalCache, SoftTokens,
+    Ablation, GnnConfig, GraphEncoder, GraphFeatures, Kragrec, KragrecExample, KragrecPrompt,
+    Llama, RetrievalCache, SoftPrompt, SoftTokens,
 };
 
 use crate::error::{OrUsage, usage};
 use crate::progress::Bar;
-use crate::recsys_kragrec::{DataArgs, cache_key, cache_path, features_id, load, retrieve_rows};
+use crate::recsys_kragrec::{
+    DataArgs, adapter_features, cache_key, cache_path, load, retrieve_rows,
+};
 
 /// Soft tokens of a row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -81,6 +83,11 @@ pub struct KragrecArgs {
     /// Encoder size.
     #[arg(long, value_enum, default_value = "small")]
     gnn: GnnArg,
+    /// Train an ablated variant (the paper's appendix A.6): none (K-RagRec), -indexing,
+    /// -popularity, -re-ranking or -encoding (a soft prompt, the triples as text; --out is
+    /// then the soft prompt).
+    #[arg(long, default_value = "none", allow_hyphen_values = true)]
+    ablation: String,
     #[command(flatten)]
     run: crate::train_cmd::TrainFlags,
 }
@@ -88,6 +95,7 @@ pub struct KragrecArgs {
 /// Runs `pgraphrag train kragrec` (the caller has limited candle's threads).
 pub fn run(a: KragrecArgs) -> anyhow::Result<()> {
     let style = PromptStyle::parse(&a.style).or_usage()?;
+    let ablation = Ablation::parse(&a.ablation).or_usage()?;
     let bar = Bar::new(a.run.quiet);
     let mut l = load(&a.data, &bar)?;
     l.data.slice(a.start, a.rows);
@@ -99,7 +107,7 @@ pub fn run(a: KragrecArgs) -> anyhow::Result<()> {
             l.data.dataset.name()
         )));
     }
-    let retrieval = Retrieval::paper();
+    let retrieval = ablation.retrieval();
     let index = ExactIndex::new(&l.vectors);
     let retriever = KgRetriever::new(&l.kg.graph, &l.vectors, &index, &l.enc, retrieval.clone())?;
     let mut cache = RetrievalCache::open(
@@ -154,8 +162,13 @@ pub fn run(a: KragrecArgs) -> anyhow::Result<()> {
     let mut tokens = 0usize;
     for (i, row, k) in &usable {
         let c = l.data.candidates(&sampler, *i, row)?;
+        let facts = if ablation.facts_as_text() {
+            k.triples.as_slice()
+        } else {
+            &[]
+        };
         let ex = prompt
-            .example(row, &c, &l.data.titles, feats.subgraphs(&k.centres)?)
+            .example_with_facts(row, &c, &l.data.titles, feats.subgraphs(&k.centres)?, facts)
             .with_context(|| format!("row {i}"))?;
         tokens += ex.prefix.len() + ex.rest.len();
         examples.push(ex);
@@ -184,12 +197,27 @@ pub fn run(a: KragrecArgs) -> anyhow::Result<()> {
         SoftTokensArg::Mean => SoftTokens::Mean,
         SoftTokensArg::PerSubgraph => SoftTokens::PerSubgraph,
     };
-    let encoder = GraphEncoder::new(gnn, a.run.seed, &device).or_usage()?;
-    let job = Kragrec::new(&model, &encoder, None)?;
-    let (_, summary) = crate::train_cmd::train(&a.run, &job, &examples, &val, &bar)?;
-    encoder
-        .save(&a.out, model.base_id(), &features_id(&l))
-        .with_context(|| format!("writing the encoder {}", a.out.display()))?;
+    let features = adapter_features(&l, ablation);
+    let summary = if ablation == Ablation::NoEncoding {
+        let n = match gnn.tokens {
+            SoftTokens::Mean => 1,
+            SoftTokens::PerSubgraph => retrieval.top_n,
+        };
+        let soft = SoftPrompt::new(&model, n, a.run.seed).or_usage()?;
+        let job = Kragrec::new(&model, &soft, None)?;
+        let (_, summary) = crate::train_cmd::train(&a.run, &job, &examples, &val, &bar)?;
+        soft.save(&a.out, model.base_id(), &features)
+            .with_context(|| format!("writing the soft prompt {}", a.out.display()))?;
+        summary
+    } else {
+        let encoder = GraphEncoder::new(gnn, a.run.seed, &device).or_usage()?;
+        let job = Kragrec::new(&model, &encoder, None)?;
+        let (_, summary) = crate::train_cmd::train(&a.run, &job, &examples, &val, &bar)?;
+        encoder
+            .save(&a.out, model.base_id(), &features)
+            .with_context(|| format!("writing the encoder {}", a.out.display()))?;
+        summary
+    };
     eprintln!("wrote {} {summary}", a.out.display());
     Ok(())
 }

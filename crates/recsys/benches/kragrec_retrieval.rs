@@ -70,7 +70,7 @@ fn gate_of(name: &str) -> BoxResult<PopularityGate> {
     match name {
         "paper" => Ok(PopularityGate::paper()),
         // Every history item: every percentile is below 1.
-        "none" => Ok(PopularityGate::BelowPercentile { p: 1.0 }),
+        "none" => Ok(PopularityGate::every_item()),
         other => Err(format!("unknown gate {other:?} (paper or none)").into()),
     }
 }

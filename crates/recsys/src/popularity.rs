@@ -143,6 +143,19 @@ impl PopularityGate {
         PopularityGate::BelowPercentile { p: 0.5 }
     }
 
+    /// No gate: every history item is retrieved for (the paper's "-Popularity" ablation,
+    /// appendix A.6). It is [`PopularityGate::BelowPercentile`] with p = 1, since no item's
+    /// percentile (the share of the catalogue strictly less popular) reaches 1.
+    ///
+    /// ```
+    /// use pgraphrag_recsys::{Popularity, PopularityGate};
+    /// let pop = Popularity::count(1..=3, [3, 3, 3, 2]).unwrap();
+    /// assert_eq!(PopularityGate::every_item().select(&pop, &[3, 1, 2]).unwrap(), [3, 1, 2]);
+    /// ```
+    pub fn every_item() -> Self {
+        PopularityGate::BelowPercentile { p: 1.0 }
+    }
+
     /// The history items to retrieve knowledge for. A history item outside the popularity
     /// catalogue is an [`Error::NotInCatalogue`]; `p` outside `[0, 1]` or a negative or
     /// non-finite ratio is an [`Error::Option`].

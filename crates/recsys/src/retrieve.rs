@@ -22,6 +22,11 @@ pub enum Rerank {
     /// **The released code** (`retrieve.py: retrieval_topk`): each hop re-ranked on its own,
     /// the top N of each kept (so up to N × hops), hop by hop.
     PerHop,
+    /// **No re-ranking** (the paper's "-Re-ranking" ablation, appendix A.6: the retrieved
+    /// sub-graphs are input directly): every distinct retrieved sub-graph is kept, up to
+    /// K × hops × selected items, in the order it was found (gate order, then hop, then
+    /// rank); N is not used.
+    Off,
 }
 
 /// The retrieval settings.
@@ -356,6 +361,13 @@ impl<'a> KgRetriever<'a> {
     /// // 2 entities × 3 hops, all tied: the lower hop, then the lower id, wins.
     /// assert_eq!((row.retrieved, row.subgraphs.len()), (6, 5));
     /// assert_eq!(row.subgraphs[0].subgraph.hop, 0);
+    /// // Without re-ranking, all 6 are kept, as found: item 1's hops 0..=2, then item 2's.
+    /// let off = Retrieval { rerank: pgraphrag_recsys::Rerank::Off, ..Retrieval::paper() };
+    /// let r = KgRetriever::new(&kg, &v, &index, &Flat, off).unwrap();
+    /// let row = r.retrieve(&[1, 2], &pop, &titles).unwrap();
+    /// let found: Vec<_> = row.subgraphs.iter().map(|s| (s.item, s.subgraph.hop)).collect();
+    /// assert_eq!(found.len(), 6);
+    /// assert_eq!(found.iter().filter(|f| f.0 == 1).count(), 3);
     /// // An item outside the popularity table is an error.
     /// assert!(r.retrieve(&[3], &pop, &titles).is_err());
     /// ```
@@ -435,10 +447,14 @@ impl<'a> KgRetriever<'a> {
                 });
             }
         }
+        let mut found = Vec::new();
         for (k, &item) in out.selected.iter().enumerate() {
             for hits in &hits_by_hop {
                 for h in &hits[k] {
-                    first.entry(h.subgraph).or_insert((item, h.score));
+                    if let std::collections::btree_map::Entry::Vacant(v) = first.entry(h.subgraph) {
+                        v.insert((item, h.score));
+                        found.push(h.subgraph);
+                    }
                 }
             }
         }
@@ -477,6 +493,10 @@ impl<'a> KgRetriever<'a> {
                         .map(|s| idx[s.item])
                         .collect::<Vec<_>>()
                 })
+                .collect(),
+            Rerank::Off => found
+                .iter()
+                .filter_map(|s| cands.binary_search_by(|c| c.0.cmp(s)).ok())
                 .collect(),
         };
         out.subgraphs = keep

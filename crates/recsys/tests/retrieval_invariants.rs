@@ -164,7 +164,7 @@ proptest! {
         p in 0.0f64..=1.0,
         top_k in 1usize..4,
         top_n in 1usize..6,
-        per_hop in any::<bool>(),
+        rerank in prop::sample::select(vec![Rerank::Pooled, Rerank::PerHop, Rerank::Off]),
         ego_hops in 1usize..3,
     ) {
         let history: Vec<u32> = history.into_iter().filter(|i| titles.contains_key(i)).collect();
@@ -178,7 +178,7 @@ proptest! {
             top_k,
             top_n,
             gate: PopularityGate::BelowPercentile { p },
-            rerank: if per_hop { Rerank::PerHop } else { Rerank::Pooled },
+            rerank,
             ego_hops,
             ..Retrieval::paper()
         };
@@ -194,10 +194,16 @@ proptest! {
             prop_assert!(pop.percentile(s.item).unwrap() < p);
         }
         // Re-ranking keeps at most N (per hop under PerHop), sorted by score, ties to the
-        // lower hop then the lower centre.
+        // lower hop then the lower centre. Without it, every sub-graph is kept as found: by
+        // selected item (gate order), then hop.
         let groups: Vec<Vec<_>> = match config.rerank {
             Rerank::Pooled => vec![row.subgraphs.iter().collect()],
             Rerank::PerHop => config.hops.clone().map(|h| row.subgraphs.iter().filter(|s| s.subgraph.hop == h).collect()).collect(),
+            Rerank::Off => {
+                let pos = |i: u32| row.selected.iter().position(|&s| s == i);
+                prop_assert!(row.subgraphs.windows(2).all(|w| (pos(w[0].item), w[0].subgraph.hop) <= (pos(w[1].item), w[1].subgraph.hop)));
+                Vec::new()
+            }
         };
         for g in &groups {
             prop_assert!(g.len() <= top_n);
@@ -219,6 +225,7 @@ proptest! {
             let expect = match config.rerank {
                 Rerank::Pooled => row.retrieved.min(top_n),
                 Rerank::PerHop => row.subgraphs.len(),
+                Rerank::Off => row.retrieved,
             };
             prop_assert_eq!(row.subgraphs.len(), expect);
         }

@@ -4,9 +4,10 @@
 use candle_core::{DType, Tensor, Var};
 
 use crate::error::{Ctx, Result, TrainError};
-use crate::gnn::{GraphEncoder, Subgraph};
+use crate::gnn::Subgraph;
 use crate::llama::Llama;
 use crate::lora::Lora;
+use crate::soft_prompt::GraphTokens;
 use crate::trainer::Objective;
 
 /// One K-RagRec training row: `prefix` tokens (BOS and whatever precedes the graph tokens,
@@ -26,12 +27,13 @@ pub struct KragrecExample {
 }
 
 /// Mean cross-entropy of the answer letters of `batch` (each predicted after its last prompt
-/// token), with the soft tokens of each row's sub-graphs from `encoder` placed between
+/// token), with the soft tokens of each row's sub-graphs from `encoder` (the graph encoder,
+/// or any [`GraphTokens`]) placed between
 /// `prefix` and `rest`, through `model` (with `lora` when given). A row without sub-graphs
 /// (its popularity gate selected no history item) has no soft tokens: `prefix` then `rest`.
 pub fn kragrec_loss(
     model: &Llama,
-    encoder: &GraphEncoder,
+    encoder: &dyn GraphTokens,
     lora: Option<&Lora>,
     batch: &[&KragrecExample],
     dropout_seed: Option<u64>,
@@ -47,7 +49,7 @@ pub fn kragrec_loss(
 /// forward pass [`kragrec_loss`] trains and the evaluation scores letters with.
 pub(crate) fn answer_logits(
     model: &Llama,
-    encoder: &GraphEncoder,
+    encoder: &dyn GraphTokens,
     lora: Option<&Lora>,
     batch: &[&KragrecExample],
     dropout_seed: Option<u64>,
@@ -55,25 +57,28 @@ pub(crate) fn answer_logits(
     if batch.is_empty() {
         return Err(TrainError::Input("an empty batch".into()));
     }
-    if encoder.config().llm_dim != model.dims().n_embd {
-        return Err(TrainError::Config(format!(
-            "the projector gives {} values per token, the model's hidden size is {}",
-            encoder.config().llm_dim,
-            model.dims().n_embd
-        )));
-    }
     // Only rows with sub-graphs are encoded (together, so BatchNorm sees them as one batch).
     let rows: Vec<&[Subgraph]> = batch
         .iter()
         .filter(|e| !e.graphs.is_empty())
         .map(|e| e.graphs.as_slice())
         .collect();
-    let mut soft = if rows.is_empty() {
+    let soft = if rows.is_empty() {
         Vec::new()
     } else {
         encoder.soft_tokens_batch(&rows, dropout_seed)?
+    };
+    let d = model.dims().n_embd;
+    if let Some(w) = soft
+        .iter()
+        .map(|s| s.dims())
+        .find(|s| s.len() != 2 || s[1] != d)
+    {
+        return Err(TrainError::Config(format!(
+            "the soft tokens are {w:?}, the model's hidden size is {d}"
+        )));
     }
-    .into_iter();
+    let mut soft = soft.into_iter();
     let mut seqs = Vec::with_capacity(batch.len());
     for (i, e) in batch.iter().enumerate() {
         if e.rest.is_empty() {
@@ -91,7 +96,6 @@ pub(crate) fn answer_logits(
             model.embed_with_soft_tokens(&e.prefix, &s, &e.rest)?
         });
     }
-    let d = model.dims().n_embd;
     let t = seqs
         .iter()
         .map(|s| s.dim(0).unwrap_or(0))
@@ -121,11 +125,12 @@ pub(crate) fn answer_logits(
     model.logits(&sel)
 }
 
-/// K-RagRec's training job ([`Objective`]): the graph encoder and projector trained, the LLM
+/// K-RagRec's training job ([`Objective`]): the graph encoder and projector trained (or
+/// another [`GraphTokens`], e.g. the "-Encoding" ablation's [`crate::SoftPrompt`]), the LLM
 /// frozen, or with LoRA adapters trained too (the paper's "LoRA w/ K-RagRec").
 pub struct Kragrec<'a> {
     model: &'a Llama,
-    encoder: &'a GraphEncoder,
+    encoder: &'a dyn GraphTokens,
     lora: Option<&'a Lora>,
 }
 
@@ -133,7 +138,7 @@ impl<'a> Kragrec<'a> {
     /// The job for `encoder` (and `lora`, if given) on `model`.
     pub fn new(
         model: &'a Llama,
-        encoder: &'a GraphEncoder,
+        encoder: &'a dyn GraphTokens,
         lora: Option<&'a Lora>,
     ) -> Result<Self> {
         if let Some(l) = lora
@@ -166,9 +171,9 @@ impl Objective for Kragrec<'_> {
 
     fn identity(&self) -> String {
         format!(
-            "kragrec|{}|{:?}|{:?}",
+            "kragrec|{}|{}|{:?}",
             self.model.base_id(),
-            self.encoder.config(),
+            self.encoder.identity(),
             self.lora.map(|l| l.config())
         )
     }

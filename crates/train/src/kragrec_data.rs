@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use pgraphrag_core::Encoder;
-use pgraphrag_graph::kg::{EntityId, KnowledgeGraph};
+use pgraphrag_graph::kg::{EntityId, KnowledgeGraph, TripleText};
 use pgraphrag_llm::LlmTokenizer;
 use pgraphrag_recsys::{
     CandidateSet, HopVectors, KgRetriever, LETTERS, Popularity, PromptStyle, Row, instruction,
+    with_facts,
 };
 use serde::{Deserialize, Serialize};
 
@@ -339,6 +340,22 @@ impl KragrecPrompt {
         titles: &BTreeMap<u32, String>,
         graphs: Vec<Subgraph>,
     ) -> Result<KragrecExample> {
+        self.example_with_facts(row, candidates, titles, graphs, &[])
+    }
+
+    /// [`KragrecPrompt::example`] with `facts` (`[head, relation, tail]`, e.g.
+    /// [`CachedRetrieval::triples`]) written before the instruction as the KG-Text method
+    /// writes them ([`with_facts`]): the prompt of the "-Encoding" ablation, where a
+    /// [`crate::SoftPrompt`] replaces the graph encoder and the knowledge goes in as text.
+    /// No facts gives [`KragrecPrompt::example`]'s prompt.
+    pub fn example_with_facts(
+        &self,
+        row: &Row,
+        candidates: &CandidateSet,
+        titles: &BTreeMap<u32, String>,
+        graphs: Vec<Subgraph>,
+        facts: &[[String; 3]],
+    ) -> Result<KragrecExample> {
         let title = |i: &u32| {
             titles
                 .get(i)
@@ -353,6 +370,15 @@ impl KragrecPrompt {
             .collect::<Result<Vec<_>>>()?;
         let text = instruction(self.style, &history, &options)
             .map_err(|e| TrainError::Input(e.to_string()))?;
+        let facts: Vec<TripleText<'_>> = facts
+            .iter()
+            .map(|[head, relation, tail]| TripleText {
+                head,
+                relation,
+                tail,
+            })
+            .collect();
+        let text = with_facts(&facts, &text);
         let rest = self.tokenizer.encode(&format!("{text}[/INST]"))?;
         let answer = *self
             .letter_ids(options.len())?

@@ -32,7 +32,7 @@ pub const KRAGREC_METHOD: &str = "k-ragrec";
 /// ```
 pub fn kragrec_letter_scores(
     model: &Llama,
-    encoder: &GraphEncoder,
+    encoder: &dyn crate::GraphTokens,
     lora: Option<&Lora>,
     example: &KragrecExample,
     letters: &[u32],

@@ -58,6 +58,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod ablation;
 mod alloc;
 mod checkpoint;
 mod data;
@@ -72,8 +73,10 @@ mod lm;
 mod lora;
 mod ops;
 mod optim;
+mod soft_prompt;
 mod trainer;
 
+pub use ablation::Ablation;
 pub use alloc::retain_freed_memory;
 pub use data::{AnswerData, ExampleEncoder, load_answer_examples, parse_answer_examples};
 pub use error::{Result, TrainError};
@@ -89,4 +92,5 @@ pub use llama::Llama;
 pub use lm::{AnswerExample, LoraLm, answer_loss};
 pub use lora::{Lora, LoraConfig, LoraTarget};
 pub use optim::{AdamW, ParamsAdamW};
+pub use soft_prompt::{GraphTokens, SoftPrompt};
 pub use trainer::{Flow, Objective, TrainConfig, TrainEvent, TrainReport, Trainer};

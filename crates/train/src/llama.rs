@@ -221,6 +221,11 @@ impl Llama {
         &self.base_id
     }
 
+    /// The token embedding table, `[vocab, n_embd]` (frozen).
+    pub(crate) fn embedding_table(&self) -> &Tensor {
+        &self.embed
+    }
+
     /// The embeddings of `ids`, `[t, n_embd]` (frozen: no gradient flows into the table).
     /// An id outside the vocabulary is an error.
     pub fn embed(&self, ids: &[u32]) -> Result<Tensor> {

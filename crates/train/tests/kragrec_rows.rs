@@ -167,5 +167,26 @@ fn examples_from_real_ml1m_rows() {
         let options: Vec<&str> = c.items.iter().map(|h| data.titles[h].as_str()).collect();
         let text = instruction(PromptStyle::ReleasedTrain, &history, &options).unwrap();
         assert_eq!(tok.decode(&ex.rest).unwrap(), format!("{text}[/INST]"));
+        // The "-Encoding" ablation's prompt: the row's triples as KG-Text writes them, then
+        // the same instruction; no triples gives the plain prompt.
+        let graphs = feats.subgraphs(&k.centres).unwrap();
+        let with = prompt
+            .example_with_facts(row, &c, &data.titles, graphs, &k.triples)
+            .unwrap();
+        let facts: Vec<pgraphrag_graph::kg::TripleText<'_>> = k
+            .triples
+            .iter()
+            .map(|[head, relation, tail]| pgraphrag_graph::kg::TripleText {
+                head,
+                relation,
+                tail,
+            })
+            .collect();
+        assert_eq!(
+            tok.decode(&with.rest).unwrap(),
+            format!("{}[/INST]", pgraphrag_recsys::with_facts(&facts, &text))
+        );
+        assert_eq!((with.prefix == ex.prefix, with.answer), (true, ex.answer));
+        assert_eq!(with.rest == ex.rest, k.triples.is_empty());
     }
 }
