@@ -151,6 +151,10 @@ struct EvalArgs {
     /// none, -indexing, -popularity, -re-ranking or -encoding.
     #[arg(long, default_value = "none", allow_hyphen_values = true)]
     ablation: String,
+    /// With --adapter: LoRA adapters trained with it (`train kragrec --lora-out`), applied to
+    /// every row (method `lora w/ k-ragrec`).
+    #[arg(long)]
+    lora: Option<PathBuf>,
     /// How the instruction reaches the model: chat or llama2-inst.
     #[arg(long, default_value = "chat")]
     wrap: String,
@@ -259,6 +263,7 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
             m: &a.m,
             style: PromptStyle::parse(a.style.as_deref().unwrap_or("released-train")).or_usage()?,
             ablation: pgraphrag_train::Ablation::parse(&a.ablation).or_usage()?,
+            lora: a.lora.as_deref(),
             seed: a.seed,
             results: a.results.as_deref(),
             quiet: a.quiet,

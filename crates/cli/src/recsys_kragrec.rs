@@ -194,6 +194,7 @@ pub(crate) struct AdapterEval<'a> {
     pub m: &'a [usize],
     pub style: pgraphrag_recsys::PromptStyle,
     pub ablation: Ablation,
+    pub lora: Option<&'a Path>,
     pub seed: u64,
     pub results: Option<&'a Path>,
     pub quiet: bool,
@@ -222,7 +223,7 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
     let model = Llama::from_gguf(a.model, &device)
         .with_context(|| format!("loading {}", a.model.display()))
         .or_usage()?;
-    let native = pgraphrag_llm::GgufModel::load(
+    let mut native = pgraphrag_llm::GgufModel::load(
         a.model,
         pgraphrag_llm::GgufOptions {
             activations: pgraphrag_llm::Activations::F32,
@@ -231,6 +232,19 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
     )
     .with_context(|| format!("loading {}", a.model.display()))
     .or_usage()?;
+    // LoRA w/ K-RagRec: the adapters on both paths (candle's forward pass and the native
+    // engine's, for rows without soft tokens).
+    let lora = match a.lora {
+        Some(p) => {
+            crate::train_cmd::apply_adapter(&mut native, a.model, p)?;
+            Some(
+                pgraphrag_train::Lora::load(&model, p)
+                    .with_context(|| format!("--lora {}", p.display()))
+                    .or_usage()?,
+            )
+        }
+        None => None,
+    };
     let features = adapter_features(&l, a.ablation);
     let loaded: pgraphrag_train::Result<Box<dyn GraphTokens>> =
         if a.ablation == Ablation::NoEncoding {
@@ -246,7 +260,15 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
     let prompt = KragrecPrompt::new(pgraphrag_llm::LlmTokenizer::from_gguf(a.model)?, a.style)?;
     let config = RunConfig {
         dataset: a.data.dataset,
-        model: format!("k-ragrec:{}:{}", a.adapter.display(), model.base_id()),
+        model: match a.lora {
+            Some(p) => format!(
+                "k-ragrec:{}+lora:{}:{}",
+                a.adapter.display(),
+                p.display(),
+                model.base_id()
+            ),
+            None => format!("k-ragrec:{}:{}", a.adapter.display(), model.base_id()),
+        },
         encoder: l.enc_id.clone(),
         aggregation: a.data.aggregation,
         style: a.style.name().into(),
@@ -304,11 +326,14 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
                 let ids: Vec<u32> = ex.prefix.iter().chain(&ex.rest).copied().collect();
                 letter_log_probs(&native.next_token_logits(&ids)?, letters)
             } else {
-                kragrec_letter_scores(&model, enc.as_ref(), None, &ex, letters)
+                kragrec_letter_scores(&model, enc.as_ref(), lora.as_ref(), &ex, letters)
             }
             .with_context(|| format!("scoring row {i}"))?;
             let mut r = kragrec_scored_row(*i, row, &c, scores, k.triples.clone());
-            r.method = a.ablation.method();
+            r.method = match lora {
+                Some(_) => format!("lora w/ {}", a.ablation.method()),
+                None => a.ablation.method(),
+            };
             writeln!(out, "{}", serde_json::to_string(&r)?)
                 .and_then(|_| out.flush())
                 .with_context(|| format!("appending to {}", a.out.display()))?;

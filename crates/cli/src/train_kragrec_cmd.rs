@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use pgraphrag_recsys::{ExactIndex, KgRetriever, PromptStyle};
 use pgraphrag_train::{
     Ablation, GnnConfig, GraphEncoder, GraphFeatures, Kragrec, KragrecExample, KragrecPrompt,
-    Llama, RetrievalCache, SoftPrompt, SoftTokens,
+    Llama, Lora, LoraConfig, RetrievalCache, SoftPrompt, SoftTokens,
 };
 
 use crate::error::{OrUsage, usage};
@@ -88,6 +88,10 @@ pub struct KragrecArgs {
     /// then the soft prompt).
     #[arg(long, default_value = "none", allow_hyphen_values = true)]
     ablation: String,
+    /// Also train LoRA adapters on the LLM (the paper's "LoRA w/ K-RagRec": rank 8, alpha
+    /// 16, dropout 0.1 on q and v) and write them here (for `recsys eval --lora`).
+    #[arg(long)]
+    lora_out: Option<PathBuf>,
     #[command(flatten)]
     run: crate::train_cmd::TrainFlags,
 }
@@ -198,26 +202,39 @@ pub fn run(a: KragrecArgs) -> anyhow::Result<()> {
         SoftTokensArg::PerSubgraph => SoftTokens::PerSubgraph,
     };
     let features = adapter_features(&l, ablation);
+    // LoRA's A is drawn from a seed of its own, so the encoder's initial weights are the same
+    // with and without it.
+    let lora = match &a.lora_out {
+        Some(_) => {
+            Some(Lora::new(&model, LoraConfig::kragrec(), a.run.seed.wrapping_add(1)).or_usage()?)
+        }
+        None => None,
+    };
     let summary = if ablation == Ablation::NoEncoding {
         let n = match gnn.tokens {
             SoftTokens::Mean => 1,
             SoftTokens::PerSubgraph => retrieval.top_n,
         };
         let soft = SoftPrompt::new(&model, n, a.run.seed).or_usage()?;
-        let job = Kragrec::new(&model, &soft, None)?;
+        let job = Kragrec::new(&model, &soft, lora.as_ref())?;
         let (_, summary) = crate::train_cmd::train(&a.run, &job, &examples, &val, &bar)?;
         soft.save(&a.out, model.base_id(), &features)
             .with_context(|| format!("writing the soft prompt {}", a.out.display()))?;
         summary
     } else {
         let encoder = GraphEncoder::new(gnn, a.run.seed, &device).or_usage()?;
-        let job = Kragrec::new(&model, &encoder, None)?;
+        let job = Kragrec::new(&model, &encoder, lora.as_ref())?;
         let (_, summary) = crate::train_cmd::train(&a.run, &job, &examples, &val, &bar)?;
         encoder
             .save(&a.out, model.base_id(), &features)
             .with_context(|| format!("writing the encoder {}", a.out.display()))?;
         summary
     };
+    if let (Some(l), Some(path)) = (&lora, &a.lora_out) {
+        l.save(path)
+            .with_context(|| format!("writing the LoRA adapters {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
     eprintln!("wrote {} {summary}", a.out.display());
     Ok(())
 }
