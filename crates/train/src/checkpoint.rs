@@ -137,6 +137,41 @@ pub(crate) fn read_for_model(
     Ok((bytes, md))
 }
 
+/// Writes a K-RagRec file (the graph encoder or the "-Encoding" soft prompt): `tensors` with
+/// metadata `md`, atomically; a serialization failure is [`TrainError::EncoderFile`].
+pub(crate) fn write_encoder_file(
+    path: &Path,
+    tensors: &[(&str, &Tensor)],
+    md: HashMap<String, String>,
+) -> Result<()> {
+    let bytes = safetensors::serialize(tensors.iter().copied(), Some(md)).map_err(|e| {
+        TrainError::EncoderFile {
+            path: path.to_path_buf(),
+            reason: format!("serializing: {e}"),
+        }
+    })?;
+    write_file(path, &bytes)
+}
+
+/// [`read_for_model`] for a K-RagRec file, which must also have been made over `features`
+/// (else `bad`'s error, naming both).
+pub(crate) fn read_for_features(
+    path: &Path,
+    bad: &dyn Fn(String) -> TrainError,
+    format: (&str, &str),
+    base_model: &str,
+    features: &str,
+) -> Result<(Vec<u8>, HashMap<String, String>)> {
+    let (bytes, md) = read_for_model(path, bad, format, base_model)?;
+    let f = meta_value(&md, "features", bad)?;
+    if f != features {
+        return Err(bad(format!(
+            "trained on features `{f}`, not on `{features}`; use the index, sentence encoder and --ablation it was trained with"
+        )));
+    }
+    Ok((bytes, md))
+}
+
 /// Removes tensor `key` from `tensors`: it must be there, be f32 of shape `shape` and hold
 /// only finite values (else `bad`'s error, naming it).
 pub(crate) fn take_tensor(

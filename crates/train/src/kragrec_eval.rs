@@ -165,12 +165,8 @@ impl GraphEncoder {
             .into_iter()
             .map(|(n, v)| (n, v.as_tensor().clone()))
             .collect();
-        let bytes = safetensors::serialize(tensors.iter().map(|(n, t)| (n.as_str(), t)), Some(md))
-            .map_err(|e| TrainError::EncoderFile {
-                path: path.to_path_buf(),
-                reason: format!("serializing: {e}"),
-            })?;
-        crate::checkpoint::write_file(path, &bytes)
+        let named: Vec<(&str, &Tensor)> = tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
+        crate::checkpoint::write_encoder_file(path, &named, md)
     }
 
     /// Reads an encoder written by [`GraphEncoder::save`], its [`GnnConfig`] from the file.
@@ -183,15 +179,14 @@ impl GraphEncoder {
             path: path.to_path_buf(),
             reason,
         };
-        let (bytes, md) =
-            crate::checkpoint::read_for_model(path, &bad, (FORMAT, VERSION), base_model)?;
+        let (bytes, md) = crate::checkpoint::read_for_features(
+            path,
+            &bad,
+            (FORMAT, VERSION),
+            base_model,
+            features,
+        )?;
         let get = |k: &str| crate::checkpoint::meta_value(&md, k, &bad);
-        let f = get("features")?;
-        if f != features {
-            return Err(bad(format!(
-                "trained on features `{f}`, not on `{features}`; use the index and sentence encoder it was trained with"
-            )));
-        }
         let num = |k: &str| -> Result<usize> {
             get(k)?
                 .parse::<usize>()

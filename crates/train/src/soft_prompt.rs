@@ -149,13 +149,7 @@ impl SoftPrompt {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-        let t = self.tokens.as_tensor();
-        let bytes =
-            safetensors::serialize([(NAME, t)], Some(md)).map_err(|e| TrainError::EncoderFile {
-                path: path.to_path_buf(),
-                reason: format!("serializing: {e}"),
-            })?;
-        crate::checkpoint::write_file(path, &bytes)
+        crate::checkpoint::write_encoder_file(path, &[(NAME, self.tokens.as_tensor())], md)
     }
 
     /// Reads a prompt written by [`SoftPrompt::save`]. Refuses another base model
@@ -166,14 +160,13 @@ impl SoftPrompt {
             path: path.to_path_buf(),
             reason,
         };
-        let (bytes, md) =
-            crate::checkpoint::read_for_model(path, &bad, (FORMAT, VERSION), base_model)?;
-        let f = crate::checkpoint::meta_value(&md, "features", &bad)?;
-        if f != features {
-            return Err(bad(format!(
-                "trained on features `{f}`, not on `{features}`; use the settings it was trained with"
-            )));
-        }
+        let (bytes, _) = crate::checkpoint::read_for_features(
+            path,
+            &bad,
+            (FORMAT, VERSION),
+            base_model,
+            features,
+        )?;
         let mut tensors = candle_core::safetensors::load_buffer(&bytes, device)
             .map_err(|e| bad(format!("reading tensors: {e}")))?;
         let dims = tensors
