@@ -269,9 +269,9 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
             quiet: a.quiet,
         });
     }
-    if a.ablation != "none" {
+    if a.ablation != "none" || a.lora.is_some() {
         bail!(usage(
-            "--ablation needs --adapter (a trained K-RagRec variant)"
+            "--ablation and --lora need --adapter (a trained K-RagRec encoder)"
         ));
     }
     let style = PromptStyle::parse(a.style.as_deref().unwrap_or("paper")).or_usage()?;

@@ -119,6 +119,34 @@ fn bad_input_is_2() {
 }
 
 #[test]
+fn kragrec_variant_flags_are_checked_first() {
+    let d = scratch("kragrec");
+    let x = s(d.path());
+    let common = ["--ml100k", x, "--encoder", x, "--index", x, "--model", x];
+    // An unknown ablation names the known ones.
+    let mut args = vec!["train", "kragrec"];
+    args.extend(common);
+    args.extend(["--out", x, "--checkpoint", x, "--ablation=-bogus"]);
+    let o = pgraphrag(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(
+        err.contains("-re-ranking") && err.contains("-encoding"),
+        "{err}"
+    );
+    // An ablation or a LoRA without a trained encoder to evaluate.
+    for flag in ["--ablation=-popularity", "--lora=x.safetensors"] {
+        let mut args = vec!["recsys", "eval"];
+        args.extend(common);
+        args.extend(["--dataset", "ml100k", "--rows", "1", "--out", x, flag]);
+        let o = pgraphrag(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), 2, "{flag}: {err}");
+        assert!(err.contains("--adapter"), "{flag}: {err}");
+    }
+}
+
+#[test]
 fn failed_work_is_1() {
     let d = scratch("work");
     let csv = d.path().join("r.csv");
