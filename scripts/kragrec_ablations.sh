@@ -10,7 +10,7 @@
 #   OUT: the runs folder (default runs/kragrec); each variant gets OUT/abl<VARIANT> (OUT/train
 #   for none, OUT/lora for lora) with its encoder, checkpoint, logs, rows and results.
 #   ROWS: training rows (default 160), LR (3e-4), ACCUM (4), SEED (0), EPOCHS (1).
-#   PGRAPHRAG: the binary (default target/release/pgraphrag, else target/debug/pgraphrag);
+#   PGRAPHRAG: the binary (default: the newer of target/release/pgraphrag and target/debug/pgraphrag);
 #   PGRAPHRAG_DATA: the shared data folder (default ../shared/data); MODELS: models/.
 #   Every step is skipped when its output exists; a killed run resumes from its checkpoint and
 #   its rows file.
@@ -23,8 +23,9 @@ MODELS="${MODELS:-$ROOT/models}"
 ROWS="${ROWS:-160}" LR="${LR:-3e-4}" ACCUM="${ACCUM:-4}" SEED="${SEED:-0}" EPOCHS="${EPOCHS:-1}"
 BIN="${PGRAPHRAG:-}"
 if [ -z "$BIN" ]; then
+  # The newer of the release and dev builds (a stale release build lacks the flags used here).
   for b in "$ROOT/target/release/pgraphrag" "$ROOT/target/debug/pgraphrag"; do
-    [ -x "$b" ] && { BIN="$b"; break; }
+    [ -x "$b" ] && { [ -z "$BIN" ] || [ "$b" -nt "$BIN" ]; } && BIN="$b"
   done
 fi
 [ -n "$BIN" ] || { echo "kragrec_ablations: build pgraphrag first (cargo build --release --bin pgraphrag)" >&2; exit 1; }
