@@ -234,14 +234,17 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
     .or_usage()?;
     // LoRA w/ K-RagRec: the adapters on both paths (candle's forward pass and the native
     // engine's, for rows without soft tokens).
+    // The file is read once, checked against the model already loaded.
     let lora = match a.lora {
         Some(p) => {
-            crate::train_cmd::apply_adapter(&mut native, a.model, p)?;
-            Some(
-                pgraphrag_train::Lora::load(&model, p)
-                    .with_context(|| format!("--lora {}", p.display()))
-                    .or_usage()?,
-            )
+            let lora = pgraphrag_train::Lora::load(&model, p)
+                .with_context(|| format!("--lora {}", p.display()))
+                .or_usage()?;
+            native
+                .set_adapter(Some(lora.to_adapter()?))
+                .with_context(|| format!("--lora {}", p.display()))
+                .or_usage()?;
+            Some(lora)
         }
         None => None,
     };
@@ -313,11 +316,7 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
                 graphs = Some(feats.subgraphs(&k.centres)?);
             }
             let g = graphs.clone().unwrap_or_default();
-            let facts = if a.ablation.facts_as_text() {
-                k.triples.as_slice()
-            } else {
-                &[]
-            };
+            let facts = a.ablation.prompt_facts(&k.triples);
             let ex = prompt.example_with_facts(row, &c, &l.data.titles, g, facts)?;
             let letters = prompt.letter_ids(s.m())?;
             let scores = if ex.graphs.is_empty() {

@@ -166,11 +166,7 @@ pub fn run(a: KragrecArgs) -> anyhow::Result<()> {
     let mut tokens = 0usize;
     for (i, row, k) in &usable {
         let c = l.data.candidates(&sampler, *i, row)?;
-        let facts = if ablation.facts_as_text() {
-            k.triples.as_slice()
-        } else {
-            &[]
-        };
+        let facts = ablation.prompt_facts(&k.triples);
         let ex = prompt
             .example_with_facts(row, &c, &l.data.titles, feats.subgraphs(&k.centres)?, facts)
             .with_context(|| format!("row {i}"))?;

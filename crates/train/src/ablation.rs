@@ -105,4 +105,18 @@ impl Ablation {
     pub fn facts_as_text(self) -> bool {
         self == Ablation::NoEncoding
     }
+
+    /// The triples a row's prompt gets as text
+    /// ([`crate::KragrecPrompt::example_with_facts`]): all of `triples` under "-Encoding",
+    /// none otherwise.
+    ///
+    /// ```
+    /// use pgraphrag_train::Ablation;
+    /// let t = [["Heat".to_string(), "film genre".into(), "Crime".into()]];
+    /// assert_eq!(Ablation::NoEncoding.prompt_facts(&t).len(), 1);
+    /// assert!(Ablation::Full.prompt_facts(&t).is_empty());
+    /// ```
+    pub fn prompt_facts(self, triples: &[[String; 3]]) -> &[[String; 3]] {
+        if self.facts_as_text() { triples } else { &[] }
+    }
 }
