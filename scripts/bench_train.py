@@ -1,8 +1,12 @@
 """The PyTorch side of scripts/bench_train.sh: the LoRA training step of
 crates/train/examples/bench_train.rs (same weights, same initial adapter, same batch, same
-loss), timed on the CPU with the same thread count.
+loss), timed on the CPU with the same thread count, or on a CUDA GPU.
 
-    python bench_train.py EXPORT_DIR THREADS STEPS
+    python bench_train.py EXPORT_DIR THREADS STEPS [DEVICE]
+
+DEVICE is a torch device (default cpu; `cuda` or `cuda:N` for a GPU, where matrix products stay in
+full f32: TF32 is off, as candle's default). Each step ends with `loss.item()`, which waits for the
+GPU, as the Rust side's `to_scalar` does.
 
 EXPORT_DIR is what `bench_train --export` wrote: weights.safetensors (the GGUF's weights
 dequantized to f32 by pgraphrag-llm), lora.safetensors (the initial adapter: A seeded, B zero) and
@@ -20,12 +24,15 @@ import torch.nn.functional as F
 from safetensors.torch import load_file
 
 out_dir, threads, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+DEV = torch.device(sys.argv[4] if len(sys.argv) > 4 else "cpu")
 torch.set_num_threads(threads)
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
 torch.manual_seed(0)
 cfg = json.load(open(f"{out_dir}/batch.json"))
 d = cfg["dims"]
-W = load_file(f"{out_dir}/weights.safetensors")
-A0 = load_file(f"{out_dir}/lora.safetensors")
+W = load_file(f"{out_dir}/weights.safetensors", device=str(DEV))
+A0 = load_file(f"{out_dir}/lora.safetensors", device=str(DEV))
 E, H, KV, HD, NL = d["n_embd"], d["n_head"], d["n_kv_head"], d["head_dim"], d["n_layer"]
 RD, EPS = d["rope_dim"], d["eps"]
 RANK, ALPHA, DROP = 8, 16.0, 0.1
@@ -45,7 +52,7 @@ def rms(x, w):
 def rope_tables(t):
     half = RD // 2
     theta = 1.0 / (torch.tensor(d["rope_base"], dtype=torch.float32) ** (torch.arange(half, dtype=torch.float32) * 2 / RD))
-    ang = torch.arange(t, dtype=torch.float32)[:, None] * theta[None, :]
+    ang = (torch.arange(t, dtype=torch.float32)[:, None] * theta[None, :]).to(DEV)
     return ang.cos(), ang.sin()
 
 
@@ -94,7 +101,8 @@ for i, e in enumerate(ex):
     for j, a in enumerate(e["answer"]):
         rows.append(i * T + len(e["prompt"]) - 1 + j)
         targets.append(a)
-rows, targets = torch.tensor(rows), torch.tensor(targets)
+ids = ids.to(DEV)
+rows, targets = torch.tensor(rows, device=DEV), torch.tensor(targets, device=DEV)
 
 
 def loss_fn(train):
@@ -119,7 +127,7 @@ for step in range(steps + 1):
 times.sort()
 median = times[len(times) // 2]
 print(json.dumps({
-    "impl": f"pytorch-{torch.__version__}", "threads": threads, "batch": len(ex), "seq": T,
+    "impl": f"pytorch-{torch.__version__}", "device": str(DEV), "threads": threads, "batch": len(ex), "seq": T,
     "loss0": loss0, "losses": losses, "step_s_best": round(times[0], 4),
     "step_s_median": round(median, 4), "tokens_per_s": round(len(ex) * T / median, 1),
 }))

@@ -7,6 +7,9 @@
 #
 #   scripts/bench_train.sh [MODEL] [THREADS]   (defaults: models/SmolLM2-135M-Instruct.Q4_1.gguf, 2)
 #   BATCH, SEQ, ANSWER, STEPS override 4, 128, 8, 5. PROFILE=dev reuses a test build.
+#   DEVICE=cuda (or cuda:N) runs both sides on that GPU: the Rust side is built with
+#   `--features cuda` (a CUDA toolkit at build time). BIN=PATH runs a bench_train binary built
+#   elsewhere instead of building one (the GPU machine has no Rust toolchain).
 #   PYTHON: a Python with torch and safetensors (default: .cache/bench-train-venv, created on
 #   first use with the CPU wheels of torch from download.pytorch.org).
 set -euo pipefail
@@ -14,6 +17,9 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MODEL="${1:-$ROOT/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
 THREADS="${2:-2}"
 BATCH="${BATCH:-4}" SEQ="${SEQ:-128}" ANSWER="${ANSWER:-8}" STEPS="${STEPS:-5}"
+DEVICE="${DEVICE:-cpu}"
+FEATURES=()
+[ "$DEVICE" = cpu ] || FEATURES=(--features cuda)
 [ -f "$MODEL" ] || { echo "bench_train: $MODEL missing; run scripts/fetch-llms.sh --smollm-only" >&2; exit 1; }
 
 PYTHON="${PYTHON:-$ROOT/.cache/bench-train-venv/bin/python}"
@@ -27,11 +33,13 @@ fi
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 PROFILE="${PROFILE:-release}"
-if [ "$PROFILE" = dev ]; then
-  (cd "$ROOT" && cargo build -q -p pgraphrag-train --example bench_train)
+if [ -n "${BIN:-}" ]; then
+  :
+elif [ "$PROFILE" = dev ]; then
+  (cd "$ROOT" && cargo build -q -p pgraphrag-train "${FEATURES[@]}" --example bench_train)
   BIN="$CARGO_TARGET_DIR/debug/examples/bench_train"
 else
-  (cd "$ROOT" && cargo build -q --release -p pgraphrag-train --example bench_train)
+  (cd "$ROOT" && cargo build -q --release -p pgraphrag-train "${FEATURES[@]}" --example bench_train)
   BIN="$CARGO_TARGET_DIR/release/examples/bench_train"
 fi
 
@@ -43,13 +51,14 @@ export RAYON_NUM_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" MKL_NUM_THREADS="
 # thread was 4x faster on 2 cores; since the frozen projections run on the packed tiles, THREADS
 # element-wise threads are faster (docs/train.md, "Speed"). CANDLE_NUM_THREADS=1 compares.
 export CANDLE_NUM_THREADS="${CANDLE_NUM_THREADS:-$THREADS}"
-"$BIN" --model "$MODEL" --batch "$BATCH" --seq "$SEQ" --answer "$ANSWER" --steps "$STEPS" --export "$WORK" > "$WORK/rust.json"
-"$PYTHON" "$ROOT/scripts/bench_train.py" "$WORK" "$THREADS" "$STEPS" > "$WORK/torch.json"
+"$BIN" --model "$MODEL" --batch "$BATCH" --seq "$SEQ" --answer "$ANSWER" --steps "$STEPS" --device "$DEVICE" --export "$WORK" > "$WORK/rust.json"
+"$PYTHON" "$ROOT/scripts/bench_train.py" "$WORK" "$THREADS" "$STEPS" "$DEVICE" > "$WORK/torch.json"
 cat "$WORK/rust.json" "$WORK/torch.json"
 python3 - "$WORK/rust.json" "$WORK/torch.json" <<'PY'
 import json, sys
 r, t = (json.load(open(p)) for p in sys.argv[1:3])
 print(f"initial loss: rust {r['loss0']:.6f} torch {t['loss0']:.6f} (|diff| {abs(r['loss0'] - t['loss0']):.2e})")
+print(f"device: rust {r.get('device', 'cpu')}, torch {t.get('device', 'cpu')}")
 print(f"median step: rust {r['step_s_median']:.3f} s, torch {t['step_s_median']:.3f} s")
 print(f"speed_ratio_rust_over_torch={t['step_s_median'] / r['step_s_median']:.3f}")
 PY

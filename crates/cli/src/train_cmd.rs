@@ -147,6 +147,10 @@ pub struct TrainFlags {
     /// No progress bar and no step lines.
     #[arg(long)]
     pub quiet: bool,
+    /// Where the model trains: cpu, cuda or cuda:N (a GPU needs a build with `--features
+    /// pgraphrag-cli/cuda`).
+    #[arg(long, default_value = "cpu")]
+    pub device: pgraphrag_llm::DeviceChoice,
 }
 
 /// Trains `job` on `train` (validating on `val`) as `flags` say: the trainer's settings, the
@@ -261,7 +265,7 @@ fn lora(a: LoraArgs) -> anyhow::Result<()> {
         let val = a.val.as_deref().map(load).transpose()?.unwrap_or_default();
         (examples, val)
     };
-    let model = Llama::from_gguf(&a.model, &candle_core::Device::Cpu)
+    let model = Llama::from_gguf(&a.model, &a.run.device.open().or_usage()?)
         .with_context(|| format!("loading {} for training", a.model.display()))
         .or_usage()?;
     let lora = Lora::new(&model, config, a.run.seed).or_usage()?;

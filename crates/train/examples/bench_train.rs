@@ -1,11 +1,16 @@
-//! Times LoRA training steps (forward, backward, AdamW) of a llama GGUF model on the CPU, for
-//! `scripts/bench_train.sh`, which runs the same step in PyTorch.
+//! Times LoRA training steps (forward, backward, AdamW) of a llama GGUF model on the CPU or a
+//! CUDA GPU, for `scripts/bench_train.sh`, which runs the same step in PyTorch.
 //!
 //! ```sh
 //! RAYON_NUM_THREADS=2 cargo run --release -p pgraphrag-train --example bench_train -- \
 //!     --model models/SmolLM2-135M-Instruct.Q4_1.gguf --batch 4 --seq 128 --answer 8 --steps 5 \
-//!     [--export DIR] [--default-malloc]
+//!     [--export DIR] [--default-malloc] [--device cpu|cuda|cuda:N]
 //! ```
+//!
+//! On a GPU the LoRA gradients of the first batch (without dropout) are also computed on the
+//! CPU (same weights, same adapter) and the largest difference is reported (`grad_max_abs_diff_vs_cpu`
+//! beside `grad_max_abs`), so a timing never stands without a check of what was computed.
+//! `--device cuda` needs the `cuda` feature (`--features cuda`) and a CUDA toolkit at build time.
 //!
 //! The batch: `batch` windows of `seq` tokens of a real English text (tokenized with the model's
 //! tokenizer), the loss the cross-entropy of each window's last `answer` tokens. LoRA: K-RagRec's
@@ -23,6 +28,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use candle_core::{Device, Tensor};
+use pgraphrag_llm::DeviceChoice;
 use pgraphrag_train::{AdamW, AnswerExample, Llama, Lora, LoraConfig, ParamsAdamW, answer_loss};
 
 const TEXT: &str = "Rome was founded, according to legend, in 753 BC by Romulus. Over the following \
@@ -41,6 +47,7 @@ struct Args {
     steps: usize,
     export: Option<PathBuf>,
     default_malloc: bool,
+    device: DeviceChoice,
 }
 
 fn args() -> Result<Args> {
@@ -52,6 +59,7 @@ fn args() -> Result<Args> {
         steps: 5,
         export: None,
         default_malloc: false,
+        device: DeviceChoice::Cpu,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -67,6 +75,7 @@ fn args() -> Result<Args> {
             "--answer" => a.answer = v()?.parse()?,
             "--steps" => a.steps = v()?.parse()?,
             "--export" => a.export = Some(v()?.into()),
+            "--device" => a.device = v()?.parse().map_err(anyhow::Error::msg)?,
             _ => bail!("unknown argument {k}"),
         }
     }
@@ -89,7 +98,7 @@ fn main() -> Result<()> {
     if !a.default_malloc {
         pgraphrag_train::retain_freed_memory();
     }
-    let dev = Device::Cpu;
+    let dev = a.device.open()?;
     let t0 = Instant::now();
     let model = Llama::from_gguf(&a.model, &dev)?;
     let load_s = t0.elapsed().as_secs_f64();
@@ -112,7 +121,8 @@ fn main() -> Result<()> {
         std::fs::create_dir_all(dir)?;
         let w = model.to_f32()?;
         let d = w.dims;
-        let t = |v: Vec<f32>, r: usize, c: usize| Tensor::from_vec(v, (r, c), &dev);
+        // The export is written from host memory whatever device trains.
+        let t = |v: Vec<f32>, r: usize, c: usize| Tensor::from_vec(v, (r, c), &Device::Cpu);
         let mut ts = vec![
             (
                 "token_embd".to_string(),
@@ -140,8 +150,8 @@ fn main() -> Result<()> {
         let lv: Vec<(String, Tensor)> = lora
             .named_vars()
             .into_iter()
-            .map(|(n, v)| (n, v.as_tensor().clone()))
-            .collect();
+            .map(|(n, v)| Ok((n, v.as_tensor().to_device(&Device::Cpu)?)))
+            .collect::<Result<_>>()?;
         save(&dir.join("lora.safetensors"), &lv)?;
         let ex: Vec<String> = examples
             .iter()
@@ -165,6 +175,35 @@ fn main() -> Result<()> {
     }
     let batch: Vec<&AnswerExample> = examples.iter().collect();
     let loss0 = answer_loss(&model, Some(&lora), &batch, None)?.to_scalar::<f32>()?;
+    let check = if dev.is_cpu() {
+        String::new()
+    } else {
+        let grads = |dev: &Device| -> Result<(f32, Vec<Vec<f32>>)> {
+            let m = Llama::from_gguf(&a.model, dev)?;
+            let l = Lora::new(&m, LoraConfig::kragrec(), 0)?;
+            // Without dropout: the GPU draws its masks from its own generator.
+            let loss = answer_loss(&m, Some(&l), &batch, None)?;
+            let g = loss.backward()?;
+            let mut out = Vec::new();
+            for (name, v) in l.named_vars() {
+                let t = g
+                    .get(v.as_tensor())
+                    .with_context(|| format!("no gradient for {name}"))?;
+                out.push(t.flatten_all()?.to_vec1::<f32>()?);
+            }
+            Ok((loss.to_scalar::<f32>()?, out))
+        };
+        let (l_dev, g_dev) = grads(&dev)?;
+        let (l_cpu, g_cpu) = grads(&Device::Cpu)?;
+        let (mut diff, mut max) = (0f32, 0f32);
+        for (x, y) in g_dev.iter().flatten().zip(g_cpu.iter().flatten()) {
+            diff = diff.max((x - y).abs());
+            max = max.max(y.abs());
+        }
+        format!(
+            ",\"train_loss0\":{l_dev},\"train_loss0_cpu\":{l_cpu},\"grad_max_abs\":{max:e},\"grad_max_abs_diff_vs_cpu\":{diff:e}"
+        )
+    };
     let vars: Vec<_> = lora.named_vars().into_iter().map(|(_, v)| v).collect();
     let mut opt = AdamW::new(
         vars.clone(),
@@ -195,7 +234,8 @@ fn main() -> Result<()> {
     let median = times[times.len() / 2];
     let tokens = (a.batch * a.seq) as f64;
     println!(
-        "{{\"impl\":\"rust-candle\",\"batch\":{},\"seq\":{},\"answer\":{},\"steps\":{},\"load_s\":{:.2},\"loss0\":{},\"losses\":{:?},\"step_s_best\":{:.4},\"step_s_median\":{:.4},\"tokens_per_s\":{:.1}}}",
+        "{{\"impl\":\"rust-candle\",\"device\":\"{}\",\"batch\":{},\"seq\":{},\"answer\":{},\"steps\":{},\"load_s\":{:.2},\"loss0\":{},\"losses\":{:?},\"step_s_best\":{:.4},\"step_s_median\":{:.4},\"tokens_per_s\":{:.1}{}}}",
+        a.device,
         a.batch,
         a.seq,
         a.answer,
@@ -205,7 +245,8 @@ fn main() -> Result<()> {
         losses,
         times[0],
         median,
-        tokens / median
+        tokens / median,
+        check
     );
     Ok(())
 }

@@ -48,8 +48,9 @@ impl Frozen {
 /// the gradient of both operands; for a frozen weight the second one (`out × in` per call, the
 /// largest cost of a backward pass over a big vocabulary) is wasted. Here the backward pass is
 /// `∂L/∂x = ∂L/∂y · W` only. On a CPU with the packed product both directions run on the
-/// packed AVX-512/AVX2 tiles ([`Frozen`]); elsewhere the product is candle's, computed
-/// detached and re-attached to `x` by [`AttachGrad`].
+/// packed AVX-512/AVX2 tiles ([`Frozen`]); elsewhere (other CPUs, CUDA) the product is
+/// candle's, computed detached and re-attached to `x` by [`AttachGrad`]; on other devices
+/// candle's plain product.
 pub(crate) fn frozen_linear(x: &Tensor, w: &Frozen) -> candle_core::Result<Tensor> {
     let (out, inp) = w.w.dims2()?;
     let dims = x.dims().to_vec();
@@ -75,7 +76,7 @@ pub(crate) fn frozen_linear(x: &Tensor, w: &Frozen) -> candle_core::Result<Tenso
             .reshape(out_dims);
     }
     let tracked = x.track_op();
-    if !tracked || !x.device().is_cpu() {
+    if !tracked || !(x.device().is_cpu() || x.device().is_cuda()) {
         return x2.matmul(&w.w.t()?)?.reshape(out_dims);
     }
     let y = x2.detach().matmul(&w.w.t()?)?;
@@ -169,13 +170,18 @@ impl CustomOp2 for AttachGrad {
         s2: &CpuStorage,
         l2: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let Some((a, b)) = l2.contiguous_offsets() else {
-            candle_core::bail!("frozen-linear: the product must be contiguous");
-        };
-        match s2 {
-            CpuStorage::F32(v) => Ok((CpuStorage::F32(v[a..b].to_vec()), l2.shape().clone())),
-            _ => candle_core::bail!("frozen-linear: f32 only"),
-        }
+        pass_on_cpu(s2, l2)
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        _s1: &candle_core::CudaStorage,
+        _l1: &Layout,
+        s2: &candle_core::CudaStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(candle_core::CudaStorage, Shape)> {
+        pass_on_cuda(s2, l2)
     }
 
     fn bwd(
@@ -225,7 +231,86 @@ pub(crate) fn causal_softmax(scores: &Tensor, scale: f64) -> candle_core::Result
         );
     }
     let mask = causal_mask(t, rows / t, scores.device())?;
-    candle_nn::ops::softmax(&(scores * scale)?.broadcast_add(&mask)?, D::Minus1)
+    let z = (scores * scale)?.broadcast_add(&mask)?;
+    if z.device().is_cuda() {
+        return softmax_with_grad(&z);
+    }
+    candle_nn::ops::softmax(&z, D::Minus1)
+}
+
+/// `softmax(z)` over the last dimension in candle's fused kernel (which has no backward pass),
+/// given the softmax's gradient `y ⊙ (g − Σ g ⊙ y)` by [`SoftmaxGrad`]: one kernel forward and
+/// four element-wise passes backward, against the five forward and about a dozen backward
+/// passes of the chain `candle_nn::ops::softmax` builds.
+pub(crate) fn softmax_with_grad(z: &Tensor) -> candle_core::Result<Tensor> {
+    let z = z.contiguous()?;
+    let y = candle_nn::ops::softmax_last_dim(&z.detach())?;
+    z.apply_op2(&y, SoftmaxGrad)
+}
+
+/// Returns its second argument (the softmax `y` of the first); its backward pass gives the
+/// first argument the softmax's gradient.
+struct SoftmaxGrad;
+impl CustomOp2 for SoftmaxGrad {
+    fn name(&self) -> &'static str {
+        "softmax-grad"
+    }
+
+    fn cpu_fwd(
+        &self,
+        _s1: &CpuStorage,
+        _l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        pass_on_cpu(s2, l2)
+    }
+
+    #[cfg(feature = "cuda")]
+    fn cuda_fwd(
+        &self,
+        _s1: &candle_core::CudaStorage,
+        _l1: &Layout,
+        s2: &candle_core::CudaStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(candle_core::CudaStorage, Shape)> {
+        pass_on_cuda(s2, l2)
+    }
+
+    fn bwd(
+        &self,
+        _z: &Tensor,
+        _y: &Tensor,
+        y: &Tensor,
+        g: &Tensor,
+    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
+        let dot = (g * y)?.sum_keepdim(D::Minus1)?;
+        Ok((Some((g.broadcast_sub(&dot)? * y)?), None))
+    }
+}
+
+/// The forward pass of the ops that return their second argument: a copy of its values.
+fn pass_on_cpu(s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+    let Some((a, b)) = l2.contiguous_offsets() else {
+        candle_core::bail!("the passed-on tensor must be contiguous");
+    };
+    match s2 {
+        CpuStorage::F32(v) => Ok((CpuStorage::F32(v[a..b].to_vec()), l2.shape().clone())),
+        _ => candle_core::bail!("f32 only"),
+    }
+}
+
+/// [`pass_on_cpu`] on a GPU: `try_clone` copies the whole buffer, so the tensor must be all of it.
+#[cfg(feature = "cuda")]
+fn pass_on_cuda(
+    s2: &candle_core::CudaStorage,
+    l2: &Layout,
+) -> candle_core::Result<(candle_core::CudaStorage, Shape)> {
+    use candle_core::backend::BackendStorage;
+    if !l2.is_contiguous() || l2.start_offset() != 0 {
+        candle_core::bail!("the passed-on tensor must be a contiguous buffer");
+    }
+    Ok((s2.try_clone(l2)?, l2.shape().clone()))
 }
 
 /// `silu(g) · u`. On the CPU one fused op ([`crate::fused::SwiGlu`]), elsewhere candle's.
@@ -319,13 +404,21 @@ pub(crate) fn causal_mask(t: usize, group: usize, dev: &Device) -> candle_core::
 
 /// Inverted dropout with a seeded mask: each value is kept with probability `1 − p` and scaled
 /// by `1 / (1 − p)`. The mask depends only on `seed` and the shape, so a resumed run draws the
-/// masks an uninterrupted one drew.
+/// masks an uninterrupted one drew. On the CPU the mask comes from ChaCha8 on the host; on a
+/// GPU from the device's generator (cuRAND) seeded with `seed` for this call, drawn where it is
+/// used: drawing hundreds of millions of values per step on the host took 90% of a GPU step.
+/// The GPU's masks are as reproducible, but not the CPU's.
 pub(crate) fn dropout(x: &Tensor, p: f32, seed: u64) -> candle_core::Result<Tensor> {
     if p <= 0.0 {
         return Ok(x.clone());
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let scale = 1.0 / (1.0 - p);
+    if x.device().is_cuda() {
+        x.device().set_seed(seed)?;
+        let keep = Tensor::rand(0f32, 1f32, x.shape(), x.device())?.ge(p as f64)?;
+        return x.mul(&(keep.to_dtype(x.dtype())? * scale as f64)?);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let n = x.elem_count();
     let mask: Vec<f32> = (0..n)
         .map(|_| if rng.random::<f32>() >= p { scale } else { 0.0 })
@@ -398,6 +491,48 @@ mod tests {
         let kept = a.iter().filter(|&&v| v > 0.0).count();
         assert!((700..800).contains(&kept), "{kept} kept");
         assert!(a.iter().all(|&v| v == 0.0 || (v - 4.0 / 3.0).abs() < 1e-6));
+    }
+
+    #[test]
+    fn softmax_with_grad_equals_candles_softmax_and_its_gradient() {
+        let dev = Device::Cpu;
+        let mask = causal_mask(4, 2, &dev).unwrap();
+        let z = Var::from_tensor(
+            &Tensor::from_vec(
+                (0..64).map(|i| (i as f32 * 0.9).sin() * 2.0).collect(),
+                (2, 8, 4),
+                &dev,
+            )
+            .unwrap()
+            .broadcast_add(&mask)
+            .unwrap(),
+        )
+        .unwrap();
+        let r = Tensor::from_vec(
+            (0..64).map(|i| (i as f32 * 0.3).cos()).collect(),
+            (2, 8, 4),
+            &dev,
+        )
+        .unwrap();
+        let a = softmax_with_grad(z.as_tensor()).unwrap();
+        let b = candle_nn::ops::softmax(z.as_tensor(), D::Minus1).unwrap();
+        let max = |t: Tensor| {
+            t.abs()
+                .unwrap()
+                .max_all()
+                .unwrap()
+                .to_scalar::<f32>()
+                .unwrap()
+        };
+        assert!(max((&a - &b).unwrap()) < 1e-6);
+        let ga = (&a * &r).unwrap().sum_all().unwrap().backward().unwrap();
+        let gb = (&b * &r).unwrap().sum_all().unwrap().backward().unwrap();
+        let (ga, gb) = (
+            ga.get(z.as_tensor()).unwrap(),
+            gb.get(z.as_tensor()).unwrap(),
+        );
+        assert!(max(gb.clone()) > 1e-2, "the gradient is not trivially zero");
+        assert!(max((ga - gb).unwrap()) < 1e-6);
     }
 
     #[test]

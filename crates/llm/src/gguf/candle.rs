@@ -34,14 +34,23 @@ fn model_err(context: impl Into<String>) -> impl FnOnce(candle_core::Error) -> L
     move |source| LlmError::model(context, source)
 }
 
-/// The candle device for `choice`.
-pub(super) fn device(choice: DeviceChoice) -> Result<Device> {
-    Ok(match choice {
-        DeviceChoice::Cpu => Device::Cpu,
-        DeviceChoice::Cuda(i) => Device::new_cuda(i).map_err(model_err(format!(
-            "opening CUDA device {i} (is the `cuda` feature on?)"
-        )))?,
-    })
+impl DeviceChoice {
+    /// Opens the candle device: the CPU, or the CUDA device with this ordinal (an error
+    /// without the `cuda` feature or without a usable GPU).
+    ///
+    /// ```
+    /// use pgraphrag_llm::DeviceChoice;
+    /// assert!(DeviceChoice::Cpu.open()?.is_cpu());
+    /// # Ok::<(), pgraphrag_llm::LlmError>(())
+    /// ```
+    pub fn open(self) -> Result<Device> {
+        Ok(match self {
+            DeviceChoice::Cpu => Device::Cpu,
+            DeviceChoice::Cuda(i) => Device::new_cuda(i).map_err(model_err(format!(
+                "opening CUDA device {i} (is the `cuda` feature on, and a GPU with its driver present?)"
+            )))?,
+        })
+    }
 }
 
 /// The longest sequence candle's implementation supports (its RoPE tables).

@@ -91,7 +91,7 @@ impl GgufModel {
                 architecture: arch_name.clone(),
             })?;
         #[cfg(feature = "candle")]
-        let device = candle::device(opts.device)?;
+        let device = opts.device.open()?;
         #[cfg(not(feature = "candle"))]
         if let DeviceChoice::Cuda(i) = opts.device {
             return Err(LlmError::FeatureDisabled {
