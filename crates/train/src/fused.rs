@@ -3,11 +3,44 @@
 //! output, and its backward pass padding and adding gradients): RMSNorm with a frozen weight,
 //! interleaved RoPE, the causal softmax of the attention scores and the SwiGLU activation. Each
 //! computes in f32 what [`crate::ops`]'s candle composition computes (to the order of its
-//! sums); `tests/gradients.rs` checks their gradients by finite differences.
+//! sums); `tests/gradients.rs` checks their gradients by finite differences. Rows (and, for
+//! the element-wise ops, blocks of values) run in parallel on the current rayon pool; each
+//! value is computed as the serial loop computed it, so results do not depend on the threads.
 
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 use candle_core::{CpuStorage, CustomOp1, CustomOp2, Layout, Shape, Tensor};
+use rayon::prelude::*;
+
+/// Values per parallel task: below this the hand-off costs more than the work.
+const TASK: usize = 16 * 1024;
+
+/// A new vector of `n` values (`n` a multiple of `width`) filled row by row by `f(row index,
+/// row)`, groups of rows in parallel. Each group is zeroed by its own task just before `f`
+/// runs (parallel and in cache, where `vec![0.0; n]` is one serial pass).
+fn par_rows(n: usize, width: usize, f: impl Fn(usize, &mut [f32]) + Sync) -> Vec<f32> {
+    debug_assert!(width > 0 && n.is_multiple_of(width));
+    let rows_per_task = (TASK / width).max(1);
+    let mut v: Vec<f32> = Vec::with_capacity(n);
+    v.spare_capacity_mut()[..n]
+        .par_chunks_mut(rows_per_task * width)
+        .enumerate()
+        .for_each(|(task, chunk)| {
+            for x in chunk.iter_mut() {
+                x.write(0.0);
+            }
+            // SAFETY: every element of `chunk` was initialised just above, and
+            // `MaybeUninit<f32>` has the layout of `f32`.
+            let chunk = unsafe { &mut *(chunk as *mut [MaybeUninit<f32>] as *mut [f32]) };
+            for (i, row) in chunk.chunks_exact_mut(width).enumerate() {
+                f(task * rows_per_task + i, row);
+            }
+        });
+    // SAFETY: the tasks above initialised all `n` values (the chunks cover `..n`).
+    unsafe { v.set_len(n) };
+    v
+}
 
 /// The contiguous f32 values of a CPU storage.
 fn values<'a>(s: &'a CpuStorage, l: &Layout, op: &str) -> candle_core::Result<&'a [f32]> {
@@ -50,11 +83,13 @@ impl CustomOp1 for RmsNorm {
         if d == 0 || !x.len().is_multiple_of(d) || l.dims().last() != Some(&d) {
             candle_core::bail!("rms-norm: {} weights for shape {:?}", d, l.dims());
         }
-        let mut y = Vec::with_capacity(x.len());
-        for row in x.chunks_exact(d) {
+        let y = par_rows(x.len(), d, |i, out| {
+            let row = &x[i * d..(i + 1) * d];
             let r = rms(row, self.eps);
-            y.extend(row.iter().zip(self.w.iter()).map(|(v, w)| v / r * w));
-        }
+            for ((o, v), w) in out.iter_mut().zip(row).zip(self.w.iter()) {
+                *o = v / r * w;
+            }
+        });
         Ok((CpuStorage::F32(y), l.shape().clone()))
     }
 
@@ -107,8 +142,8 @@ impl CustomOp2 for RmsNormBackward {
         if d == 0 || !x.len().is_multiple_of(d) {
             candle_core::bail!("rms-norm backward: {d} weights for shape {:?}", l1.dims());
         }
-        let mut dx = Vec::with_capacity(x.len());
-        for (xr, gr) in x.chunks_exact(d).zip(g.chunks_exact(d)) {
+        let dx = par_rows(x.len(), d, |i, out| {
+            let (xr, gr) = (&x[i * d..(i + 1) * d], &g[i * d..(i + 1) * d]);
             let s = rms(xr, self.eps);
             let dot: f32 = xr
                 .iter()
@@ -117,13 +152,10 @@ impl CustomOp2 for RmsNormBackward {
                 .map(|((x, g), w)| g * w * x)
                 .sum();
             let c = dot / (d as f32 * s * s * s);
-            dx.extend(
-                xr.iter()
-                    .zip(gr)
-                    .zip(self.w.iter())
-                    .map(|((x, g), w)| g * w / s - x * c),
-            );
-        }
+            for (o, ((x, g), w)) in out.iter_mut().zip(xr.iter().zip(gr).zip(self.w.iter())) {
+                *o = g * w / s - x * c;
+            }
+        });
         Ok((CpuStorage::F32(dx), l1.shape().clone()))
     }
 }
@@ -147,14 +179,14 @@ impl CustomOp1 for Rope {
         let x = values(s, l, "rope")?;
         let (_, _, t, hd) = l.shape().dims4()?;
         let half = self.half;
-        if 2 * half > hd || self.cos.len() < t * half || self.sin.len() < t * half {
+        if hd == 0 || 2 * half > hd || self.cos.len() < t * half || self.sin.len() < t * half {
             candle_core::bail!(
                 "rope: tables of {} values for {t} positions, head {hd}",
                 self.cos.len()
             );
         }
-        let mut y = x.to_vec();
-        for (row_i, row) in y.chunks_exact_mut(hd).enumerate() {
+        let y = par_rows(x.len(), hd, |row_i, row| {
+            row.copy_from_slice(&x[row_i * hd..(row_i + 1) * hd]);
             let p = row_i % t;
             let (cos, sin) = (
                 &self.cos[p * half..(p + 1) * half],
@@ -165,7 +197,7 @@ impl CustomOp1 for Rope {
                 row[2 * i] = x0 * cos[i] - x1 * sin[i];
                 row[2 * i + 1] = x0 * sin[i] + x1 * cos[i];
             }
-        }
+        });
         Ok((CpuStorage::F32(y), l.shape().clone()))
     }
 
@@ -211,7 +243,12 @@ impl CustomOp2 for SwiGlu {
         l2: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
         let (g, u) = pair((s1, l1), (s2, l2), "swiglu")?;
-        let a = g.iter().zip(u).map(|(g, u)| silu(*g) * u).collect();
+        let a = g
+            .par_iter()
+            .zip(u)
+            .with_min_len(TASK)
+            .map(|(g, u)| silu(*g) * u)
+            .collect();
         Ok((CpuStorage::F32(a), l1.shape().clone()))
     }
 
@@ -251,9 +288,10 @@ impl candle_core::CustomOp3 for SwiGluBackward {
         let (g, u) = pair((s1, l1), (s2, l2), op)?;
         let (_, da) = pair((s1, l1), (s3, l3), op)?;
         let dg = g
-            .iter()
+            .par_iter()
             .zip(u)
             .zip(da)
+            .with_min_len(TASK)
             .map(|((g, u), da)| {
                 let s = sigmoid(*g);
                 da * u * s * (1.0 + g * (1.0 - s))
@@ -282,8 +320,8 @@ impl CustomOp1 for CausalSoftmax {
         if t == 0 {
             candle_core::bail!("causal-softmax: empty rows, shape {:?}", l.dims());
         }
-        let mut p = vec![0f32; x.len()];
-        for (r, (xr, pr)) in x.chunks_exact(t).zip(p.chunks_exact_mut(t)).enumerate() {
+        let p = par_rows(x.len(), t, |r, pr| {
+            let xr = &x[r * t..(r + 1) * t];
             let seen = r % t + 1;
             let mut max = f32::NEG_INFINITY;
             for (pv, xv) in pr[..seen].iter_mut().zip(&xr[..seen]) {
@@ -298,7 +336,7 @@ impl CustomOp1 for CausalSoftmax {
             for pv in &mut pr[..seen] {
                 *pv /= sum;
             }
-        }
+        });
         Ok((CpuStorage::F32(p), l.shape().clone()))
     }
 
@@ -338,11 +376,131 @@ impl CustomOp2 for CausalSoftmaxBackward {
         if t == 0 {
             candle_core::bail!("causal-softmax backward: empty rows, shape {:?}", l1.dims());
         }
-        let mut ds = Vec::with_capacity(p.len());
-        for (pr, dr) in p.chunks_exact(t).zip(dp.chunks_exact(t)) {
+        let ds = par_rows(p.len(), t, |r, out| {
+            let (pr, dr) = (&p[r * t..(r + 1) * t], &dp[r * t..(r + 1) * t]);
             let dot: f32 = pr.iter().zip(dr).map(|(p, d)| p * d).sum();
-            ds.extend(pr.iter().zip(dr).map(|(p, d)| self.scale * p * (d - dot)));
-        }
+            for (o, (p, d)) in out.iter_mut().zip(pr.iter().zip(dr)) {
+                *o = self.scale * p * (d - dot);
+            }
+        });
         Ok((CpuStorage::F32(ds), l1.shape().clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::Device;
+
+    /// Every fused op, forward and backward, on inputs that split into several tasks.
+    fn all_ops() -> Vec<Vec<f32>> {
+        let dev = Device::Cpu;
+        let (b, h, t, hd) = (2, 3, 96, 64);
+        let n = b * h * t * hd;
+        let x = Tensor::from_vec(
+            (0..n).map(|i| (i as f32 * 0.37).sin()).collect(),
+            (b, h, t, hd),
+            &dev,
+        )
+        .unwrap();
+        let g = Tensor::from_vec(
+            (0..n).map(|i| (i as f32 * 0.11).cos()).collect(),
+            (b, h, t, hd),
+            &dev,
+        )
+        .unwrap();
+        let w = Arc::new((0..hd).map(|i| 1.0 + i as f32 / 64.0).collect::<Vec<f32>>());
+        let table = |f: fn(f32) -> f32| Arc::new((0..t * 16).map(|i| f(i as f32 * 0.01)).collect());
+        let rope = Rope {
+            cos: table(f32::cos),
+            sin: table(f32::sin),
+            half: 16,
+        };
+        let scores = x.reshape((n / (96 * 96), 96, 96)).unwrap();
+        let dp = g.reshape(scores.shape()).unwrap().contiguous().unwrap();
+        let norm = RmsNorm { w, eps: 1e-5 };
+        let soft = CausalSoftmax { scale: 0.125 };
+        let p = scores.apply_op1_no_bwd(&soft).unwrap();
+        let v = |t: Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+        let back = |t: &Tensor, y: &Tensor| t.apply_op2_no_bwd(y, &SwiGlu).unwrap();
+        vec![
+            v(x.apply_op1_no_bwd(&norm).unwrap()),
+            v(x.apply_op2_no_bwd(
+                &g,
+                &RmsNormBackward {
+                    w: norm.w.clone(),
+                    eps: 1e-5,
+                },
+            )
+            .unwrap()),
+            v(x.apply_op1_no_bwd(&rope).unwrap()),
+            v(back(&x, &g)),
+            v(x.apply_op3_no_bwd(&g, &g, &SwiGluBackward).unwrap()),
+            v(p.clone()),
+            v(
+                p.apply_op2_no_bwd(&dp, &CausalSoftmaxBackward { scale: 0.125 })
+                    .unwrap(),
+            ),
+        ]
+    }
+
+    #[test]
+    fn results_do_not_depend_on_the_threads() {
+        let run = |threads| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(all_ops)
+        };
+        let one = run(1);
+        assert!(
+            one.iter().all(|v| v.len() > TASK),
+            "inputs span several tasks"
+        );
+        let bits = |r: &Vec<Vec<f32>>| -> Vec<Vec<u32>> {
+            r.iter()
+                .map(|v| v.iter().map(|x| x.to_bits()).collect())
+                .collect()
+        };
+        assert_eq!(bits(&one), bits(&run(3)));
+        assert_eq!(bits(&one), bits(&run(4)));
+    }
+
+    #[test]
+    fn rows_split_across_tasks_match_candles_chains() {
+        let ops = all_ops();
+        let dev = Device::Cpu;
+        let n = ops[0].len();
+        let x = Tensor::from_vec(
+            (0..n).map(|i| (i as f32 * 0.37).sin()).collect(),
+            (n / 64, 64),
+            &dev,
+        )
+        .unwrap();
+        let w =
+            Tensor::from_vec((0..64).map(|i| 1.0 + i as f32 / 64.0).collect(), 64, &dev).unwrap();
+        let ms = (x.sqr().unwrap().sum_keepdim(1).unwrap() / 64.0).unwrap();
+        let norm = x
+            .broadcast_div(&(ms + 1e-5).unwrap().sqrt().unwrap())
+            .unwrap()
+            .broadcast_mul(&w)
+            .unwrap();
+        let s = x.reshape((n / (96 * 96), 96, 96)).unwrap();
+        let mask = crate::ops::causal_mask(96, 1, &dev).unwrap();
+        let soft = candle_nn::ops::softmax(
+            &(s * 0.125).unwrap().broadcast_add(&mask).unwrap(),
+            candle_core::D::Minus1,
+        )
+        .unwrap();
+        for (fused, chain) in [(&ops[0], norm), (&ops[5], soft)] {
+            let chain = chain.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+            let diff = fused
+                .iter()
+                .zip(&chain)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0f32, f32::max);
+            assert!(diff < 1e-5, "{diff}");
+        }
     }
 }
