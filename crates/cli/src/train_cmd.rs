@@ -265,9 +265,12 @@ fn lora(a: LoraArgs) -> anyhow::Result<()> {
         let val = a.val.as_deref().map(load).transpose()?.unwrap_or_default();
         (examples, val)
     };
-    let model = Llama::from_gguf(&a.model, &a.run.device.open().or_usage()?)
-        .with_context(|| format!("loading {} for training", a.model.display()))
-        .or_usage()?;
+    let model = Llama::from_gguf(
+        &a.model,
+        &pgraphrag_llm::candle_device(a.run.device).or_usage()?,
+    )
+    .with_context(|| format!("loading {} for training", a.model.display()))
+    .or_usage()?;
     let lora = Lora::new(&model, config, a.run.seed).or_usage()?;
     let job = LoraLm::new(&model, &lora)?;
     let bar = Bar::new(a.run.quiet);

@@ -154,7 +154,7 @@ pub fn run(a: KragrecArgs) -> anyhow::Result<()> {
         cache.len()
     );
 
-    let device = a.run.device.open().or_usage()?;
+    let device = pgraphrag_llm::candle_device(a.run.device).or_usage()?;
     let model = Llama::from_gguf(&a.model, &device)
         .with_context(|| format!("loading {} for training", a.model.display()))
         .or_usage()?;

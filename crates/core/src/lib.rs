@@ -35,6 +35,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod device;
 mod error;
 mod lamp;
 pub mod progress;
@@ -43,6 +44,7 @@ mod ties;
 mod types;
 mod vocab;
 
+pub use device::DeviceChoice;
 pub use error::{Error, Result, error_chain};
 pub use lamp::{LampGold, LampProfileItem, LampQuestion, LampTask, SummaryScope};
 pub use progress::{NoProgress, Progress};

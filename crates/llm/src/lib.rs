@@ -49,6 +49,8 @@ mod template;
 mod tokenizer;
 
 pub use error::{LlmError, Result};
+#[cfg(feature = "candle")]
+pub use gguf::candle_device;
 pub use gguf::file::{GgufHeader, read_gguf_header};
 pub use gguf::{
     Activations, Architecture, ContextOverflow, DeviceChoice, Engine, FinishReason, Generation,

@@ -98,7 +98,7 @@ fn main() -> Result<()> {
     if !a.default_malloc {
         pgraphrag_train::retain_freed_memory();
     }
-    let dev = a.device.open()?;
+    let dev = pgraphrag_llm::candle_device(a.device)?;
     let t0 = Instant::now();
     let model = Llama::from_gguf(&a.model, &dev)?;
     let load_s = t0.elapsed().as_secs_f64();

@@ -34,23 +34,26 @@ fn model_err(context: impl Into<String>) -> impl FnOnce(candle_core::Error) -> L
     move |source| LlmError::model(context, source)
 }
 
-impl DeviceChoice {
-    /// Opens the candle device: the CPU, or the CUDA device with this ordinal (an error
-    /// without the `cuda` feature or without a usable GPU).
-    ///
-    /// ```
-    /// use pgraphrag_llm::DeviceChoice;
-    /// assert!(DeviceChoice::Cpu.open()?.is_cpu());
-    /// # Ok::<(), pgraphrag_llm::LlmError>(())
-    /// ```
-    pub fn open(self) -> Result<Device> {
-        Ok(match self {
-            DeviceChoice::Cpu => Device::Cpu,
-            DeviceChoice::Cuda(i) => Device::new_cuda(i).map_err(model_err(format!(
-                "opening CUDA device {i} (is the `cuda` feature on, and a GPU with its driver present?)"
-            )))?,
-        })
-    }
+/// Opens the candle device for `choice`: the CPU, or the CUDA device with that ordinal (an
+/// error without the `cuda` feature or without a usable GPU).
+///
+/// ```
+/// use pgraphrag_llm::{DeviceChoice, candle_device};
+/// assert!(candle_device(DeviceChoice::Cpu)?.is_cpu());
+/// # Ok::<(), pgraphrag_llm::LlmError>(())
+/// ```
+pub fn candle_device(choice: DeviceChoice) -> Result<Device> {
+    Ok(match choice {
+        DeviceChoice::Cuda(i) => Device::new_cuda(i).map_err(model_err(format!(
+            "opening CUDA device {i} (is the `cuda` feature on, and a GPU with its driver present?)"
+        )))?,
+        DeviceChoice::Cpu => Device::Cpu,
+        other => {
+            return Err(LlmError::InvalidParams(format!(
+                "device {other} is not supported"
+            )));
+        }
+    })
 }
 
 /// The longest sequence candle's implementation supports (its RoPE tables).

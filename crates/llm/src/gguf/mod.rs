@@ -15,6 +15,8 @@ use crate::tokenizer::{LlmTokenizer, md_str, md_u32, sibling_tokenizer_name};
 mod batch;
 #[cfg(feature = "candle")]
 mod candle;
+#[cfg(feature = "candle")]
+pub use candle::candle_device;
 pub(crate) mod file;
 mod options;
 mod sampler;
@@ -91,7 +93,7 @@ impl GgufModel {
                 architecture: arch_name.clone(),
             })?;
         #[cfg(feature = "candle")]
-        let device = opts.device.open()?;
+        let device = candle::candle_device(opts.device)?;
         #[cfg(not(feature = "candle"))]
         if let DeviceChoice::Cuda(i) = opts.device {
             return Err(LlmError::FeatureDisabled {

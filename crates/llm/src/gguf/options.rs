@@ -5,57 +5,7 @@ use std::time::Duration;
 
 use crate::template::ChatTemplate;
 
-/// Where the model runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum DeviceChoice {
-    /// The CPU (the default). Threads: candle uses `RAYON_NUM_THREADS` or all cores.
-    #[default]
-    Cpu,
-    /// CUDA device with this ordinal; needs the crate's `cuda` feature.
-    Cuda(usize),
-}
-
-impl std::str::FromStr for DeviceChoice {
-    type Err = String;
-
-    /// `cpu`, `cuda` (ordinal 0) or `cuda:N`, as the CLI's `--device` takes them.
-    ///
-    /// ```
-    /// use pgraphrag_llm::DeviceChoice;
-    /// assert_eq!("cpu".parse::<DeviceChoice>(), Ok(DeviceChoice::Cpu));
-    /// assert_eq!("cuda".parse::<DeviceChoice>(), Ok(DeviceChoice::Cuda(0)));
-    /// assert_eq!("cuda:1".parse::<DeviceChoice>(), Ok(DeviceChoice::Cuda(1)));
-    /// assert!("gpu".parse::<DeviceChoice>().is_err());
-    /// ```
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || format!("unknown device `{s}`: use cpu, cuda or cuda:N");
-        match s {
-            "cpu" => Ok(DeviceChoice::Cpu),
-            "cuda" => Ok(DeviceChoice::Cuda(0)),
-            _ => s
-                .strip_prefix("cuda:")
-                .and_then(|n| n.parse().ok())
-                .map(DeviceChoice::Cuda)
-                .ok_or_else(bad),
-        }
-    }
-}
-
-impl std::fmt::Display for DeviceChoice {
-    /// The form [`FromStr`](std::str::FromStr) reads: `cpu` or `cuda:N`.
-    ///
-    /// ```
-    /// use pgraphrag_llm::DeviceChoice;
-    /// assert_eq!(DeviceChoice::Cuda(0).to_string(), "cuda:0");
-    /// ```
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DeviceChoice::Cpu => f.write_str("cpu"),
-            DeviceChoice::Cuda(i) => write!(f, "cuda:{i}"),
-        }
-    }
-}
+pub use pgraphrag_core::DeviceChoice;
 
 /// What to do when the prompt plus `max_tokens` does not fit the context window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

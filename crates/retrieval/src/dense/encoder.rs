@@ -56,26 +56,25 @@ impl std::str::FromStr for Pooling {
     }
 }
 
-/// Where the model runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DenseDevice {
-    /// The CPU (default). Threads: candle uses all cores unless `RAYON_NUM_THREADS` is set.
-    #[default]
-    Cpu,
-    /// An NVIDIA GPU by ordinal; needs the crate's `cuda` feature.
-    Cuda(usize),
-}
+/// Where the model runs: [`pgraphrag_core::DeviceChoice`] (a GPU needs the crate's `cuda`
+/// feature; on the CPU the [`EncoderBackend`] picks the implementation).
+///
+/// ```
+/// use pgraphrag_retrieval::dense::DenseDevice;
+/// assert_eq!(DenseDevice::default(), DenseDevice::Cpu);
+/// ```
+pub type DenseDevice = pgraphrag_core::DeviceChoice;
 
-impl DenseDevice {
-    fn candle(self) -> Result<Device> {
-        match self {
-            DenseDevice::Cpu => Ok(Device::Cpu),
-            DenseDevice::Cuda(i) => Device::new_cuda(i).map_err(|e| {
-                Error::Compute(format!(
-                    "cannot open CUDA device {i} (build with the `cuda` feature and a CUDA toolkit): {e}"
-                ))
-            }),
-        }
+/// The candle device for `d`.
+fn candle_device(d: DenseDevice) -> Result<Device> {
+    match d {
+        DenseDevice::Cuda(i) => Device::new_cuda(i).map_err(|e| {
+            Error::Compute(format!(
+                "cannot open CUDA device {i} (build with the `cuda` feature and a CUDA toolkit): {e}"
+            ))
+        }),
+        DenseDevice::Cpu => Ok(Device::Cpu),
+        other => Err(Error::InvalidInput(format!("device {other} is not supported"))),
     }
 }
 
@@ -330,7 +329,7 @@ impl BertEncoder {
                 ),
             ));
         }
-        let device = opts.device.candle()?;
+        let device = candle_device(opts.device)?;
         let st = dir.join("model.safetensors");
         let pth = dir.join("pytorch_model.bin");
         let (vb, weights) = if st.is_file() {
