@@ -7,7 +7,7 @@
 #
 #   scripts/finetune.sh SPLIT TASK [OUT]   e.g. scripts/finetune.sh gap rating
 #   SPLIT: amazon | b2w | gap | hotel; TASK: rating | title.
-#   PGRAPHRAG: the binary (default target/release/pgraphrag, else target/debug/pgraphrag);
+#   PGRAPHRAG: the binary (default: the newer of target/release/pgraphrag and target/debug/pgraphrag);
 #   PGRAPHRAG_DATA: the shared data folder (default ../shared/data); MODEL: the GGUF.
 #   MODES: the evaluated modes (default none,user,neighbor,both,random for ratings, none,both
 #   for titles); EPOCHS: training epochs (default 1; a checkpoint of a shorter run with the same
@@ -20,13 +20,8 @@ TASK="${2:?usage: scripts/finetune.sh SPLIT TASK [OUT]}"
 OUT="${3:-$ROOT/runs/finetune/${SPLIT}_${TASK}}"
 DATA="${PGRAPHRAG_DATA:-$ROOT/../shared/data}"
 MODEL="${MODEL:-$ROOT/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
-BIN="${PGRAPHRAG:-}"
-if [ -z "$BIN" ]; then
-  for b in "$ROOT/target/release/pgraphrag" "$ROOT/target/debug/pgraphrag"; do
-    [ -x "$b" ] && { BIN="$b"; break; }
-  done
-fi
-[ -n "$BIN" ] || { echo "finetune: build pgraphrag first (cargo build --release --bin pgraphrag)" >&2; exit 1; }
+. "$ROOT/scripts/pgraphrag_bin.sh"
+pgraphrag_bin "$ROOT" finetune
 SPLIT_FILE="$DATA/pgraphrag/${SPLIT}_dev.json"
 [ -f "$SPLIT_FILE" ] || { echo "finetune: $SPLIT_FILE missing (set PGRAPHRAG_DATA)" >&2; exit 1; }
 [ -f "$MODEL" ] || { echo "finetune: $MODEL missing; run scripts/fetch-llms.sh --smollm-only" >&2; exit 1; }

@@ -21,14 +21,8 @@ OUT="${OUT:-$ROOT/runs/kragrec}"
 DATA="${PGRAPHRAG_DATA:-$ROOT/../shared/data}"
 MODELS="${MODELS:-$ROOT/models}"
 ROWS="${ROWS:-160}" LR="${LR:-3e-4}" ACCUM="${ACCUM:-4}" SEED="${SEED:-0}" EPOCHS="${EPOCHS:-1}"
-BIN="${PGRAPHRAG:-}"
-if [ -z "$BIN" ]; then
-  # The newer of the release and dev builds (a stale release build lacks the flags used here).
-  for b in "$ROOT/target/release/pgraphrag" "$ROOT/target/debug/pgraphrag"; do
-    [ -x "$b" ] && { [ -z "$BIN" ] || [ "$b" -nt "$BIN" ]; } && BIN="$b"
-  done
-fi
-[ -n "$BIN" ] || { echo "kragrec_ablations: build pgraphrag first (cargo build --release --bin pgraphrag)" >&2; exit 1; }
+. "$ROOT/scripts/pgraphrag_bin.sh"
+pgraphrag_bin "$ROOT" kragrec_ablations
 for need in "$MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" "$MODELS/all-MiniLM-L6-v2" "$MODELS/corpora/ml-100k" "$DATA/movielens-1m"; do
   [ -e "$need" ] || { echo "kragrec_ablations: $need missing (scripts/fetch_models.sh; PGRAPHRAG_DATA)" >&2; exit 1; }
 done
