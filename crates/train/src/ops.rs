@@ -80,8 +80,13 @@ pub(crate) fn frozen_linear(x: &Tensor, w: &Frozen) -> candle_core::Result<Tenso
         return x2.matmul(&w.w.t()?)?.reshape(out_dims);
     }
     let y = x2.detach().matmul(&w.w.t()?)?;
-    x2.apply_op2(&y, AttachGrad { w: w.w.clone() })?
-        .reshape(out_dims)
+    x2.apply_op2(
+        &y,
+        AttachGrad {
+            grad: Grad::FrozenLinear(w.w.clone()),
+        },
+    )?
+    .reshape(out_dims)
 }
 
 /// `y = x · Wᵀ` on the packed tiles; backward `∂L/∂x = ∂L/∂y · W` on the packed `Wᵀ`
@@ -153,14 +158,26 @@ fn packed_product(
     Ok((CpuStorage::F32(y), Shape::from((m, p.rows()))))
 }
 
-/// Returns its second argument unchanged; its backward pass gives the first argument (`x`,
-/// `[n, in]`) the gradient `g · W` of `y = x · Wᵀ` and the second none.
+/// Returns its second argument (a value computed detached from the first) unchanged; its
+/// backward pass gives the first argument the gradient `grad` says and the second none.
 struct AttachGrad {
-    w: Tensor,
+    grad: Grad,
 }
+
+/// The gradients [`AttachGrad`] attaches.
+enum Grad {
+    /// Of `y = x · Wᵀ` (`x` `[n, in]`, `W` frozen): `g · W`.
+    FrozenLinear(Tensor),
+    /// Of `y = softmax(z)` over the last dimension: `y ⊙ (g − Σ g ⊙ y)`.
+    Softmax,
+}
+
 impl CustomOp2 for AttachGrad {
     fn name(&self) -> &'static str {
-        "frozen-linear"
+        match self.grad {
+            Grad::FrozenLinear(_) => "frozen-linear",
+            Grad::Softmax => "softmax-grad",
+        }
     }
 
     fn cpu_fwd(
@@ -188,10 +205,17 @@ impl CustomOp2 for AttachGrad {
         &self,
         _arg1: &Tensor,
         _arg2: &Tensor,
-        _res: &Tensor,
-        grad_res: &Tensor,
+        y: &Tensor,
+        g: &Tensor,
     ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
-        Ok((Some(grad_res.contiguous()?.matmul(&self.w)?), None))
+        let dx = match &self.grad {
+            Grad::FrozenLinear(w) => g.contiguous()?.matmul(w)?,
+            Grad::Softmax => {
+                let dot = (g * y)?.sum_keepdim(D::Minus1)?;
+                (g.broadcast_sub(&dot)? * y)?
+            }
+        };
+        Ok((Some(dx), None))
     }
 }
 
@@ -239,57 +263,21 @@ pub(crate) fn causal_softmax(scores: &Tensor, scale: f64) -> candle_core::Result
 }
 
 /// `softmax(z)` over the last dimension in candle's fused kernel (which has no backward pass),
-/// given the softmax's gradient `y ⊙ (g − Σ g ⊙ y)` by [`SoftmaxGrad`]: one kernel forward and
+/// given the softmax's gradient `y ⊙ (g − Σ g ⊙ y)` by [`AttachGrad`]: one kernel forward and
 /// four element-wise passes backward, against the five forward and about a dozen backward
 /// passes of the chain `candle_nn::ops::softmax` builds.
 pub(crate) fn softmax_with_grad(z: &Tensor) -> candle_core::Result<Tensor> {
     let z = z.contiguous()?;
     let y = candle_nn::ops::softmax_last_dim(&z.detach())?;
-    z.apply_op2(&y, SoftmaxGrad)
+    z.apply_op2(
+        &y,
+        AttachGrad {
+            grad: Grad::Softmax,
+        },
+    )
 }
 
-/// Returns its second argument (the softmax `y` of the first); its backward pass gives the
-/// first argument the softmax's gradient.
-struct SoftmaxGrad;
-impl CustomOp2 for SoftmaxGrad {
-    fn name(&self) -> &'static str {
-        "softmax-grad"
-    }
-
-    fn cpu_fwd(
-        &self,
-        _s1: &CpuStorage,
-        _l1: &Layout,
-        s2: &CpuStorage,
-        l2: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
-        pass_on_cpu(s2, l2)
-    }
-
-    #[cfg(feature = "cuda")]
-    fn cuda_fwd(
-        &self,
-        _s1: &candle_core::CudaStorage,
-        _l1: &Layout,
-        s2: &candle_core::CudaStorage,
-        l2: &Layout,
-    ) -> candle_core::Result<(candle_core::CudaStorage, Shape)> {
-        pass_on_cuda(s2, l2)
-    }
-
-    fn bwd(
-        &self,
-        _z: &Tensor,
-        _y: &Tensor,
-        y: &Tensor,
-        g: &Tensor,
-    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
-        let dot = (g * y)?.sum_keepdim(D::Minus1)?;
-        Ok((Some((g.broadcast_sub(&dot)? * y)?), None))
-    }
-}
-
-/// The forward pass of the ops that return their second argument: a copy of its values.
+/// [`AttachGrad`]'s forward pass: a copy of its second argument's values.
 fn pass_on_cpu(s2: &CpuStorage, l2: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
     let Some((a, b)) = l2.contiguous_offsets() else {
         candle_core::bail!("the passed-on tensor must be contiguous");
