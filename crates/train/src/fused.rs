@@ -1,11 +1,13 @@
 //! Fused CPU kernels, with hand-written backward passes, for the element-wise parts of the
 //! llama forward pass that candle would run as chains of small ops (each allocating its
-//! output, and its backward pass padding and adding gradients): RMSNorm with a frozen weight,
-//! interleaved RoPE, the causal softmax of the attention scores and the SwiGLU activation. Each
-//! computes in f32 what [`crate::ops`]'s candle composition computes (to the order of its
-//! sums); `tests/gradients.rs` checks their gradients by finite differences. Rows (and, for
-//! the element-wise ops, blocks of values) run in parallel on the current rayon pool; each
-//! value is computed as the serial loop computed it, so results do not depend on the threads.
+//! output, and its backward pass zeroing and adding gradients): RMSNorm with a frozen weight
+//! (also a candle op, for the output norm), the causal softmax rows of the attention scores
+//! and the SwiGLU activation, used by [`crate::block`]. Each computes in f32 what
+//! [`crate::ops`]'s candle composition computes (to the order of its sums); the tests below
+//! compare them and `tests/gradients.rs` checks the gradients by finite differences. Rows
+//! (and, for the element-wise ops, blocks of values) run in parallel on the current rayon
+//! pool; each value is computed as the serial loop computed it, so results do not depend on
+//! the threads.
 
 use std::mem::MaybeUninit;
 use std::sync::Arc;
@@ -40,6 +42,11 @@ fn par_rows(n: usize, width: usize, f: impl Fn(usize, &mut [f32]) + Sync) -> Vec
     // SAFETY: the tasks above initialised all `n` values (the chunks cover `..n`).
     unsafe { v.set_len(n) };
     v
+}
+
+/// `n` zeros, written in parallel ([`par_rows`]).
+pub(crate) fn zeroed(n: usize) -> Vec<f32> {
+    par_rows(n, 1, |_, _| {})
 }
 
 /// The contiguous f32 values of a CPU storage.
@@ -83,14 +90,10 @@ impl CustomOp1 for RmsNorm {
         if d == 0 || !x.len().is_multiple_of(d) || l.dims().last() != Some(&d) {
             candle_core::bail!("rms-norm: {} weights for shape {:?}", d, l.dims());
         }
-        let y = par_rows(x.len(), d, |i, out| {
-            let row = &x[i * d..(i + 1) * d];
-            let r = rms(row, self.eps);
-            for ((o, v), w) in out.iter_mut().zip(row).zip(self.w.iter()) {
-                *o = v / r * w;
-            }
-        });
-        Ok((CpuStorage::F32(y), l.shape().clone()))
+        Ok((
+            CpuStorage::F32(rms_norm_rows(x, &self.w, self.eps)),
+            l.shape().clone(),
+        ))
     }
 
     fn bwd(
@@ -109,6 +112,44 @@ impl CustomOp1 for RmsNorm {
         )?;
         Ok(Some(dx))
     }
+}
+
+/// [`RmsNorm`] of the rows of `x` (`w.len()` values each, `x.len()` a multiple of it).
+pub(crate) fn rms_norm_rows(x: &[f32], w: &[f32], eps: f32) -> Vec<f32> {
+    let d = w.len();
+    par_rows(x.len(), d, |i, out| {
+        let row = &x[i * d..(i + 1) * d];
+        let r = rms(row, eps);
+        for ((o, v), w) in out.iter_mut().zip(row).zip(w) {
+            *o = v / r * w;
+        }
+    })
+}
+
+/// `dx` of [`RmsNorm`] for the rows of `x` and their output gradients `g` (same length, a
+/// multiple of `w.len()`), plus `add` (the residual's gradient) when given.
+pub(crate) fn rms_norm_backward_rows(
+    x: &[f32],
+    g: &[f32],
+    w: &[f32],
+    eps: f32,
+    add: Option<&[f32]>,
+) -> Vec<f32> {
+    let d = w.len();
+    par_rows(x.len(), d, |i, out| {
+        let (xr, gr) = (&x[i * d..(i + 1) * d], &g[i * d..(i + 1) * d]);
+        let s = rms(xr, eps);
+        let dot: f32 = xr.iter().zip(gr).zip(w).map(|((x, g), w)| g * w * x).sum();
+        let c = dot / (d as f32 * s * s * s);
+        for (o, ((x, g), w)) in out.iter_mut().zip(xr.iter().zip(gr).zip(w)) {
+            *o = g * w / s - x * c;
+        }
+        if let Some(add) = add {
+            for (o, a) in out.iter_mut().zip(&add[i * d..(i + 1) * d]) {
+                *o += a;
+            }
+        }
+    })
 }
 
 /// `sqrt(mean(x²) + eps)` of one row, as candle's `sqr`, `sum_keepdim`, `/ d`, `+ eps`,
@@ -142,83 +183,10 @@ impl CustomOp2 for RmsNormBackward {
         if d == 0 || !x.len().is_multiple_of(d) {
             candle_core::bail!("rms-norm backward: {d} weights for shape {:?}", l1.dims());
         }
-        let dx = par_rows(x.len(), d, |i, out| {
-            let (xr, gr) = (&x[i * d..(i + 1) * d], &g[i * d..(i + 1) * d]);
-            let s = rms(xr, self.eps);
-            let dot: f32 = xr
-                .iter()
-                .zip(gr)
-                .zip(self.w.iter())
-                .map(|((x, g), w)| g * w * x)
-                .sum();
-            let c = dot / (d as f32 * s * s * s);
-            for (o, ((x, g), w)) in out.iter_mut().zip(xr.iter().zip(gr).zip(self.w.iter())) {
-                *o = g * w / s - x * c;
-            }
-        });
+        let dx = rms_norm_backward_rows(x, g, &self.w, self.eps, None);
         Ok((CpuStorage::F32(dx), l1.shape().clone()))
     }
 }
-
-/// Interleaved RoPE on the first `2·half` values of each head of `x` (`[b, h, t, head_dim]`):
-/// pairs `(x₂ᵢ, x₂ᵢ₊₁)` at position `p` become `(x₂ᵢ·cos − x₂ᵢ₊₁·sin, x₂ᵢ·sin + x₂ᵢ₊₁·cos)`
-/// with `cos`/`sin` the `[positions ≥ t, half]` tables. Its backward pass is the rotation by
-/// the opposite angle (the same op with `sin` negated).
-pub(crate) struct Rope {
-    pub cos: Arc<Vec<f32>>,
-    pub sin: Arc<Vec<f32>>,
-    pub half: usize,
-}
-
-impl CustomOp1 for Rope {
-    fn name(&self) -> &'static str {
-        "rope"
-    }
-
-    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let x = values(s, l, "rope")?;
-        let (_, _, t, hd) = l.shape().dims4()?;
-        let half = self.half;
-        if hd == 0 || 2 * half > hd || self.cos.len() < t * half || self.sin.len() < t * half {
-            candle_core::bail!(
-                "rope: tables of {} values for {t} positions, head {hd}",
-                self.cos.len()
-            );
-        }
-        let y = par_rows(x.len(), hd, |row_i, row| {
-            row.copy_from_slice(&x[row_i * hd..(row_i + 1) * hd]);
-            let p = row_i % t;
-            let (cos, sin) = (
-                &self.cos[p * half..(p + 1) * half],
-                &self.sin[p * half..(p + 1) * half],
-            );
-            for i in 0..half {
-                let (x0, x1) = (row[2 * i], row[2 * i + 1]);
-                row[2 * i] = x0 * cos[i] - x1 * sin[i];
-                row[2 * i + 1] = x0 * sin[i] + x1 * cos[i];
-            }
-        });
-        Ok((CpuStorage::F32(y), l.shape().clone()))
-    }
-
-    fn bwd(
-        &self,
-        _arg: &Tensor,
-        _res: &Tensor,
-        grad: &Tensor,
-    ) -> candle_core::Result<Option<Tensor>> {
-        let back = Rope {
-            cos: self.cos.clone(),
-            sin: Arc::new(self.sin.iter().map(|s| -s).collect()),
-            half: self.half,
-        };
-        Ok(Some(grad.contiguous()?.apply_op1_no_bwd(&back)?))
-    }
-}
-
-/// `silu(g) · u`, the gated MLP's activation, `silu(g) = g / (1 + exp(−g))` as candle
-/// computes it. Backward: `∂g = ∂a · u · σ(g) · (1 + g · (1 − σ(g)))`, `∂u = ∂a · silu(g)`.
-pub(crate) struct SwiGlu;
 
 /// `σ(g)`, as `1 / (1 + exp(−g))`.
 fn sigmoid(g: f32) -> f32 {
@@ -230,161 +198,58 @@ fn silu(g: f32) -> f32 {
     g / (1.0 + (-g).exp())
 }
 
-impl CustomOp2 for SwiGlu {
-    fn name(&self) -> &'static str {
-        "swiglu"
-    }
-
-    fn cpu_fwd(
-        &self,
-        s1: &CpuStorage,
-        l1: &Layout,
-        s2: &CpuStorage,
-        l2: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let (g, u) = pair((s1, l1), (s2, l2), "swiglu")?;
-        let a = g
-            .par_iter()
-            .zip(u)
-            .with_min_len(TASK)
-            .map(|(g, u)| silu(*g) * u)
-            .collect();
-        Ok((CpuStorage::F32(a), l1.shape().clone()))
-    }
-
-    fn bwd(
-        &self,
-        g: &Tensor,
-        u: &Tensor,
-        _res: &Tensor,
-        grad: &Tensor,
-    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
-        let (g, u, da) = (g.contiguous()?, u.contiguous()?, grad.contiguous()?);
-        let dg = g.apply_op3_no_bwd(&u, &da, &SwiGluBackward)?;
-        // ∂u = ∂a · silu(g): the forward op itself on (g, ∂a).
-        let du = g.apply_op2_no_bwd(&da, &SwiGlu)?;
-        Ok((Some(dg), Some(du)))
-    }
+/// SwiGLU, the gated MLP's activation, value by value: `silu(g) · u`, with
+/// `silu(g) = g / (1 + exp(−g))` as candle computes it.
+pub(crate) fn swiglu_values(g: &[f32], u: &[f32]) -> Vec<f32> {
+    g.par_iter()
+        .zip(u)
+        .with_min_len(TASK)
+        .map(|(g, u)| silu(*g) * u)
+        .collect()
 }
 
-/// `∂g` of [`SwiGlu`] from `(g, u, ∂a)`.
-struct SwiGluBackward;
-
-impl candle_core::CustomOp3 for SwiGluBackward {
-    fn name(&self) -> &'static str {
-        "swiglu-backward"
-    }
-
-    fn cpu_fwd(
-        &self,
-        s1: &CpuStorage,
-        l1: &Layout,
-        s2: &CpuStorage,
-        l2: &Layout,
-        s3: &CpuStorage,
-        l3: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let op = "swiglu backward";
-        let (g, u) = pair((s1, l1), (s2, l2), op)?;
-        let (_, da) = pair((s1, l1), (s3, l3), op)?;
-        let dg = g
-            .par_iter()
-            .zip(u)
-            .zip(da)
-            .with_min_len(TASK)
-            .map(|((g, u), da)| {
-                let s = sigmoid(*g);
-                da * u * s * (1.0 + g * (1.0 - s))
-            })
-            .collect();
-        Ok((CpuStorage::F32(dg), l1.shape().clone()))
-    }
+/// `∂g` of SwiGLU from `(g, u, ∂a)`: `∂a · u · σ(g) · (1 + g · (1 − σ(g)))`; `∂u` is
+/// `swiglu_values(g, ∂a)`.
+pub(crate) fn swiglu_dg(g: &[f32], u: &[f32], da: &[f32]) -> Vec<f32> {
+    g.par_iter()
+        .zip(u)
+        .zip(da)
+        .with_min_len(TASK)
+        .map(|((g, u), da)| {
+            let s = sigmoid(*g);
+            da * u * s * (1.0 + g * (1.0 - s))
+        })
+        .collect()
 }
 
-/// Causal softmax of raw attention scores `s` (`[..., group·t, t]`, row `r` a query at
-/// position `r mod t`): `P = softmax(scale · s + mask)` with keys after the query masked out,
-/// as `scale`, the additive `-inf` mask of [`crate::ops::causal_mask`] and candle's softmax
-/// compute it. Backward: `∂s = scale · P ⊙ (∂P − Σ_j ∂P_j P_j)`.
-pub(crate) struct CausalSoftmax {
-    pub scale: f32,
+/// One row of the causal softmax of attention scores, in place: raw scores in, probabilities
+/// out, the first `seen` positions `softmax(scale · s)` as candle's `scale`, additive `-inf`
+/// mask ([`crate::ops::causal_mask`]) and softmax compute it, the rest 0.
+pub(crate) fn softmax_row(row: &mut [f32], seen: usize, scale: f32) {
+    let mut max = f32::NEG_INFINITY;
+    for pv in &mut row[..seen] {
+        *pv *= scale;
+        max = max.max(*pv);
+    }
+    let mut sum = 0f32;
+    for pv in &mut row[..seen] {
+        *pv = (*pv - max).exp();
+        sum += *pv;
+    }
+    for pv in &mut row[..seen] {
+        *pv /= sum;
+    }
+    row[seen..].fill(0.0);
 }
 
-impl CustomOp1 for CausalSoftmax {
-    fn name(&self) -> &'static str {
-        "causal-softmax"
+/// `∂s` of one causal softmax row from `P` and `∂P` (in place in `d`):
+/// `scale · P ⊙ (∂P − Σ_j ∂P_j P_j)` over the first `seen` positions, the rest 0.
+pub(crate) fn softmax_backward_row(d: &mut [f32], p: &[f32], seen: usize, scale: f32) {
+    let dot: f32 = p[..seen].iter().zip(&d[..seen]).map(|(p, d)| p * d).sum();
+    for (o, p) in d[..seen].iter_mut().zip(&p[..seen]) {
+        *o = scale * p * (*o - dot);
     }
-
-    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let x = values(s, l, "causal-softmax")?;
-        let t = *l.dims().last().unwrap_or(&0);
-        if t == 0 {
-            candle_core::bail!("causal-softmax: empty rows, shape {:?}", l.dims());
-        }
-        let p = par_rows(x.len(), t, |r, pr| {
-            let xr = &x[r * t..(r + 1) * t];
-            let seen = r % t + 1;
-            let mut max = f32::NEG_INFINITY;
-            for (pv, xv) in pr[..seen].iter_mut().zip(&xr[..seen]) {
-                *pv = xv * self.scale;
-                max = max.max(*pv);
-            }
-            let mut sum = 0f32;
-            for pv in &mut pr[..seen] {
-                *pv = (*pv - max).exp();
-                sum += *pv;
-            }
-            for pv in &mut pr[..seen] {
-                *pv /= sum;
-            }
-        });
-        Ok((CpuStorage::F32(p), l.shape().clone()))
-    }
-
-    fn bwd(
-        &self,
-        _arg: &Tensor,
-        res: &Tensor,
-        grad: &Tensor,
-    ) -> candle_core::Result<Option<Tensor>> {
-        let ds = res.contiguous()?.apply_op2_no_bwd(
-            &grad.contiguous()?,
-            &CausalSoftmaxBackward { scale: self.scale },
-        )?;
-        Ok(Some(ds))
-    }
-}
-
-/// `∂s` of [`CausalSoftmax`] from `(P, ∂P)`.
-struct CausalSoftmaxBackward {
-    scale: f32,
-}
-
-impl CustomOp2 for CausalSoftmaxBackward {
-    fn name(&self) -> &'static str {
-        "causal-softmax-backward"
-    }
-
-    fn cpu_fwd(
-        &self,
-        s1: &CpuStorage,
-        l1: &Layout,
-        s2: &CpuStorage,
-        l2: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let (p, dp) = pair((s1, l1), (s2, l2), "causal-softmax backward")?;
-        let t = *l1.dims().last().unwrap_or(&0);
-        if t == 0 {
-            candle_core::bail!("causal-softmax backward: empty rows, shape {:?}", l1.dims());
-        }
-        let ds = par_rows(p.len(), t, |r, out| {
-            let (pr, dr) = (&p[r * t..(r + 1) * t], &dp[r * t..(r + 1) * t]);
-            let dot: f32 = pr.iter().zip(dr).map(|(p, d)| p * d).sum();
-            for (o, (p, d)) in out.iter_mut().zip(pr.iter().zip(dr)) {
-                *o = self.scale * p * (d - dot);
-            }
-        });
-        Ok((CpuStorage::F32(ds), l1.shape().clone()))
-    }
+    d[seen..].fill(0.0);
 }
 
 #[cfg(test)]
@@ -392,55 +257,30 @@ mod tests {
     use super::*;
     use candle_core::Device;
 
-    /// Every fused op, forward and backward, on inputs that split into several tasks.
+    /// Every fused kernel, forward and backward, on inputs that split into several tasks.
     fn all_ops() -> Vec<Vec<f32>> {
-        let dev = Device::Cpu;
-        let (b, h, t, hd) = (2, 3, 96, 64);
-        let n = b * h * t * hd;
-        let x = Tensor::from_vec(
-            (0..n).map(|i| (i as f32 * 0.37).sin()).collect(),
-            (b, h, t, hd),
-            &dev,
-        )
-        .unwrap();
-        let g = Tensor::from_vec(
-            (0..n).map(|i| (i as f32 * 0.11).cos()).collect(),
-            (b, h, t, hd),
-            &dev,
-        )
-        .unwrap();
-        let w = Arc::new((0..hd).map(|i| 1.0 + i as f32 / 64.0).collect::<Vec<f32>>());
-        let table = |f: fn(f32) -> f32| Arc::new((0..t * 16).map(|i| f(i as f32 * 0.01)).collect());
-        let rope = Rope {
-            cos: table(f32::cos),
-            sin: table(f32::sin),
-            half: 16,
-        };
-        let scores = x.reshape((n / (96 * 96), 96, 96)).unwrap();
-        let dp = g.reshape(scores.shape()).unwrap().contiguous().unwrap();
-        let norm = RmsNorm { w, eps: 1e-5 };
-        let soft = CausalSoftmax { scale: 0.125 };
-        let p = scores.apply_op1_no_bwd(&soft).unwrap();
-        let v = |t: Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
-        let back = |t: &Tensor, y: &Tensor| t.apply_op2_no_bwd(y, &SwiGlu).unwrap();
+        let (rows, d) = (2 * 3 * 96, 64);
+        let n = rows * d;
+        let x: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+        let g: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos()).collect();
+        let w: Vec<f32> = (0..d).map(|i| 1.0 + i as f32 / 64.0).collect();
+        let t = 96;
+        let p = par_rows(n, t, |r, row| {
+            row.copy_from_slice(&x[r * t..(r + 1) * t]);
+            softmax_row(row, r % t + 1, 0.125);
+        });
+        let ds = par_rows(n, t, |r, row| {
+            row.copy_from_slice(&g[r * t..(r + 1) * t]);
+            softmax_backward_row(row, &p[r * t..(r + 1) * t], r % t + 1, 0.125);
+        });
         vec![
-            v(x.apply_op1_no_bwd(&norm).unwrap()),
-            v(x.apply_op2_no_bwd(
-                &g,
-                &RmsNormBackward {
-                    w: norm.w.clone(),
-                    eps: 1e-5,
-                },
-            )
-            .unwrap()),
-            v(x.apply_op1_no_bwd(&rope).unwrap()),
-            v(back(&x, &g)),
-            v(x.apply_op3_no_bwd(&g, &g, &SwiGluBackward).unwrap()),
-            v(p.clone()),
-            v(
-                p.apply_op2_no_bwd(&dp, &CausalSoftmaxBackward { scale: 0.125 })
-                    .unwrap(),
-            ),
+            rms_norm_rows(&x, &w, 1e-5),
+            rms_norm_backward_rows(&x, &g, &w, 1e-5, Some(&g)),
+            swiglu_values(&x, &g),
+            swiglu_dg(&x, &g, &g),
+            p,
+            ds,
+            zeroed(n),
         ]
     }
 
@@ -465,6 +305,7 @@ mod tests {
         };
         assert_eq!(bits(&one), bits(&run(3)));
         assert_eq!(bits(&one), bits(&run(4)));
+        assert!(one[6].iter().all(|v| *v == 0.0));
     }
 
     #[test]
@@ -493,7 +334,14 @@ mod tests {
             candle_core::D::Minus1,
         )
         .unwrap();
-        for (fused, chain) in [(&ops[0], norm), (&ops[5], soft)] {
+        let g = Tensor::from_vec(
+            (0..n).map(|i| (i as f32 * 0.11).cos()).collect(),
+            (n / 64, 64),
+            &dev,
+        )
+        .unwrap();
+        let swiglu = (x.silu().unwrap() * &g).unwrap();
+        for (fused, chain) in [(&ops[0], norm), (&ops[4], soft), (&ops[2], swiglu)] {
             let chain = chain.flatten_all().unwrap().to_vec1::<f32>().unwrap();
             let diff = fused
                 .iter()

@@ -60,6 +60,8 @@
 
 mod ablation;
 mod alloc;
+mod attention;
+mod block;
 mod checkpoint;
 mod data;
 mod error;

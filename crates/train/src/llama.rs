@@ -2,14 +2,17 @@
 
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 use candle_core::{Device, Tensor};
 use pgraphrag_llm::{LlamaDims, LlamaF32, LlamaLayerF32};
 use sha2::{Digest, Sha256};
 
+use crate::attention::AttentionShape;
+use crate::block;
 use crate::error::{Ctx, Result, TrainError};
 use crate::lora::{Lora, LoraTarget};
-use crate::ops::{Frozen, causal_softmax, frozen_linear, rms_norm, rope, rope_tables, swiglu};
+use crate::ops::{Frozen, attention, frozen_linear, rms_norm, rope_tables, swiglu};
 
 /// One transformer block, every projection `[out, in]` and frozen. Q, K, V (and gate, up) are
 /// separate products: slicing one stacked product would make the backward pass pad each
@@ -308,7 +311,7 @@ impl Llama {
             });
         }
         let h = self
-            .forward_blocks(x, b, t, lora, dropout_seed)
+            .forward_blocks(x, b, t, lora, dropout_seed, block::applies(embeds))
             .ctx(|| format!("forward pass over {b}x{t} positions"))?;
         let h = rms_norm(&h, &self.norm, self.dims.eps).ctx(|| "output norm".into())?;
         if single {
@@ -325,13 +328,14 @@ impl Llama {
         t: usize,
         lora: Option<&Lora>,
         seed: Option<u64>,
+        fused: bool,
     ) -> candle_core::Result<Tensor> {
         let c = self.dims;
-        let qd = c.n_head * c.head_dim;
-        let group = c.n_head / c.n_kv_head;
         let n = b * t;
         let (cos, sin) = rope_tables(t, c.rope_dim.max(2), c.rope_base, &self.device)?;
-        let scale = 1.0 / (c.head_dim as f64).sqrt();
+        if fused {
+            return self.forward_fused(x, (b, t), lora, seed, (&cos, &sin));
+        }
         let adapt = |li: usize, tg: LoraTarget, inp: &Tensor, y: Tensor| match lora {
             Some(l) => l.apply(li, tg, inp, y, seed),
             None => Ok(y),
@@ -341,25 +345,7 @@ impl Llama {
             let q = adapt(li, LoraTarget::Q, &h, frozen_linear(&h, &blk.q)?)?;
             let k = adapt(li, LoraTarget::K, &h, frozen_linear(&h, &blk.k)?)?;
             let v = adapt(li, LoraTarget::V, &h, frozen_linear(&h, &blk.v)?)?;
-            let heads = |y: Tensor, nh: usize| {
-                y.reshape((b, t, nh, c.head_dim))?
-                    .transpose(1, 2)?
-                    .contiguous()
-            };
-            let (mut q, mut k) = (heads(q, c.n_head)?, heads(k, c.n_kv_head)?);
-            let v = heads(v, c.n_kv_head)?;
-            if c.rope_dim > 0 {
-                q = rope(&q, &cos, &sin)?;
-                k = rope(&k, &cos, &sin)?;
-            }
-            // Query heads h = kv·group + j share KV head kv: [b, kv, group·t, head_dim].
-            let q = q.reshape((b, c.n_kv_head, group * t, c.head_dim))?;
-            let p = causal_softmax(&q.matmul(&k.t()?)?, scale)?;
-            let att = p
-                .matmul(&v)?
-                .reshape((b, c.n_head, t, c.head_dim))?
-                .transpose(1, 2)?
-                .reshape((n, qd))?;
+            let att = attention(&q, &k, &v, (b, t), &c, (&cos, &sin))?;
             let o = adapt(li, LoraTarget::O, &att, frozen_linear(&att, &blk.wo)?)?;
             x = (x + o.reshape((b, t, c.n_embd))?)?;
             let h = rms_norm(&x, &blk.ffn_norm, c.eps)?.reshape((n, c.n_embd))?;
@@ -370,6 +356,85 @@ impl Llama {
             x = (x + dn.reshape((b, t, c.n_embd))?)?;
         }
         Ok(x)
+    }
+
+    /// The hidden states of `x` (`[b, t, n_embd]`) through candle's chain of ops on any device,
+    /// before the output norm: the reference the fused CPU path is tested against.
+    #[cfg(test)]
+    pub(crate) fn blocks_unfused(
+        &self,
+        x: &Tensor,
+        lora: Option<&Lora>,
+        seed: Option<u64>,
+    ) -> candle_core::Result<Tensor> {
+        let (b, t, _) = x.dims3()?;
+        self.forward_blocks(x.clone(), b, t, lora, seed, false)
+    }
+
+    /// The same through the fused CPU path.
+    #[cfg(test)]
+    pub(crate) fn blocks_fused(
+        &self,
+        x: &Tensor,
+        lora: Option<&Lora>,
+        seed: Option<u64>,
+    ) -> candle_core::Result<Tensor> {
+        let (b, t, _) = x.dims3()?;
+        self.forward_blocks(x.clone(), b, t, lora, seed, true)
+    }
+
+    /// [`Llama::forward_blocks`] on the CPU: each block as its two fused halves
+    /// ([`crate::block`]).
+    fn forward_fused(
+        &self,
+        x: Tensor,
+        (b, t): (usize, usize),
+        lora: Option<&Lora>,
+        seed: Option<u64>,
+        (cos, sin): (&Tensor, &Tensor),
+    ) -> candle_core::Result<Tensor> {
+        let c = self.dims;
+        let table = |x: &Tensor| -> candle_core::Result<Arc<Vec<f32>>> {
+            Ok(Arc::new(x.narrow(0, 0, t)?.flatten_all()?.to_vec1()?))
+        };
+        let shape = AttentionShape {
+            b,
+            t,
+            heads: c.n_head,
+            kv_heads: c.n_kv_head,
+            head_dim: c.head_dim,
+            half: if c.rope_dim > 0 { c.rope_dim / 2 } else { 0 },
+            cos: table(cos)?,
+            sin: table(sin)?,
+            scale: 1.0 / (c.head_dim as f32).sqrt(),
+        };
+        let mut x = x.reshape((b * t, c.n_embd))?;
+        for (li, blk) in self.layers.iter().enumerate() {
+            let attn = block::Half {
+                norm: &blk.attn_norm,
+                eps: c.eps,
+                projs: vec![
+                    (&blk.q, LoraTarget::Q),
+                    (&blk.k, LoraTarget::K),
+                    (&blk.v, LoraTarget::V),
+                    (&blk.wo, LoraTarget::O),
+                ],
+                attention: Some(shape.clone()),
+            };
+            x = block::apply(&x, attn, lora, li, seed)?;
+            let mlp = block::Half {
+                norm: &blk.ffn_norm,
+                eps: c.eps,
+                projs: vec![
+                    (&blk.gate, LoraTarget::Gate),
+                    (&blk.up, LoraTarget::Up),
+                    (&blk.down, LoraTarget::Down),
+                ],
+                attention: None,
+            };
+            x = block::apply(&x, mlp, lora, li, seed)?;
+        }
+        x.reshape((b, t, c.n_embd))
     }
 
     /// Logits of hidden states (`[..., n_embd]` → `[..., vocab]`); compute them only for the

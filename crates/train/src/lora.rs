@@ -72,6 +72,17 @@ impl Default for LoraConfig {
     }
 }
 
+/// Where one adapter lies in [`Lora::block_params`]' flat tensor: `A` (`[rank, inp]`) from
+/// `at`, then `B` (`[out, rank]`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AdapterSlot {
+    pub target: LoraTarget,
+    pub at: usize,
+    pub rank: usize,
+    pub inp: usize,
+    pub out: usize,
+}
+
 struct Pair {
     a: Var,
     b: Var,
@@ -177,6 +188,54 @@ impl Lora {
         out
     }
 
+    /// The seed of the dropout mask of projection `tg` of block `li` in a training pass
+    /// seeded `dropout_seed`; `None` where dropout is off (inference, or a rate of 0).
+    pub(crate) fn dropout_seed(
+        &self,
+        li: usize,
+        tg: LoraTarget,
+        dropout_seed: Option<u64>,
+    ) -> Option<u64> {
+        match dropout_seed {
+            Some(s) if self.config.dropout > 0.0 => {
+                Some(mix(s ^ mix((li * 16 + tg as usize) as u64)))
+            }
+            _ => None,
+        }
+    }
+
+    /// The adapters of block `li` among `targets`, in that order, as one flat tensor
+    /// (`A` then `B` of each, flattened; gradients flow back to the variables) and where each
+    /// lies in it. `None` when none of them has an adapter.
+    pub(crate) fn block_params(
+        &self,
+        li: usize,
+        targets: &[LoraTarget],
+    ) -> candle_core::Result<Option<(Tensor, Vec<AdapterSlot>)>> {
+        let (mut parts, mut slots, mut at) = (Vec::new(), Vec::new(), 0);
+        for &tg in targets {
+            let Some(p) = self.pairs.get(&(li, tg)) else {
+                continue;
+            };
+            let (rank, inp) = p.a.as_tensor().dims2()?;
+            let (out, _) = p.b.as_tensor().dims2()?;
+            slots.push(AdapterSlot {
+                target: tg,
+                at,
+                rank,
+                inp,
+                out,
+            });
+            at += rank * (inp + out);
+            parts.push(p.a.as_tensor().flatten_all()?);
+            parts.push(p.b.as_tensor().flatten_all()?);
+        }
+        if parts.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some((Tensor::cat(&parts, 0)?, slots)))
+    }
+
     /// `y + scale · B A dropout(x)` for projection `tg` of block `li` (`x` `[n, in]`, `y`
     /// `[n, out]`); `y` unchanged when that projection has no adapter.
     pub(crate) fn apply(
@@ -190,13 +249,9 @@ impl Lora {
         let Some(p) = self.pairs.get(&(li, tg)) else {
             return Ok(y);
         };
-        let x = match dropout_seed {
-            Some(s) if self.config.dropout > 0.0 => dropout(
-                x,
-                self.config.dropout,
-                mix(s ^ mix((li * 16 + tg as usize) as u64)),
-            )?,
-            _ => x.clone(),
+        let x = match self.dropout_seed(li, tg, dropout_seed) {
+            Some(s) => dropout(x, self.config.dropout, s)?,
+            None => x.clone(),
         };
         let up = x
             .matmul(&p.a.as_tensor().t()?)?

@@ -5,9 +5,11 @@
 use std::sync::Arc;
 
 use candle_core::{CpuStorage, CustomOp1, CustomOp2, D, DType, Device, Layout, Shape, Tensor};
+use pgraphrag_llm::LlamaDims;
 use pgraphrag_retrieval::dense::PackedMatrix;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
+use rayon::prelude::*;
 
 /// A frozen weight `W` (`[out, in]`, row-major as in the GGUF) and, on a CPU with the packed
 /// AVX-512/AVX2 product ([`PackedMatrix`]), `W` packed for the forward product `x · Wᵀ` and
@@ -41,6 +43,69 @@ impl Frozen {
             w,
             packed: Some(Arc::new([fwd, bwd])),
         })
+    }
+}
+
+impl Frozen {
+    /// `y (m × out) = x (m × in) · Wᵀ` on the CPU: the packed tiles, else the `gemm` crate
+    /// over `W`'s values, on the current rayon pool.
+    pub fn forward_cpu(&self, x: &[f32], m: usize) -> candle_core::Result<Vec<f32>> {
+        self.product(x, m, false)
+    }
+
+    /// `dx (m × in) = g (m × out) · W` on the CPU, as [`Frozen::forward_cpu`].
+    pub fn backward_cpu(&self, g: &[f32], m: usize) -> candle_core::Result<Vec<f32>> {
+        self.product(g, m, true)
+    }
+
+    fn product(&self, x: &[f32], m: usize, back: bool) -> candle_core::Result<Vec<f32>> {
+        let (out, inp) = self.w.dims2()?;
+        let (k, n) = if back { (out, inp) } else { (inp, out) };
+        if x.len() != m * k {
+            candle_core::bail!("frozen product: {} values for {m} rows of {k}", x.len());
+        }
+        let mut y = crate::fused::zeroed(m * n);
+        if let Some(p) = &self.packed {
+            p[usize::from(back)]
+                .matmul_t(x, m, &mut y)
+                .map_err(candle_core::Error::wrap)?;
+            return Ok(y);
+        }
+        let (storage, layout) = self.w.storage_and_layout();
+        let (candle_core::Storage::Cpu(CpuStorage::F32(w)), Some((a, b))) =
+            (&*storage, layout.contiguous_offsets())
+        else {
+            candle_core::bail!("frozen product: a contiguous f32 CPU weight only");
+        };
+        let w = &w[a..b];
+        // W is out × in, row-major: as the right operand, Wᵀ (in × out) has row stride 1 and
+        // column stride in; W itself row stride in and column stride 1.
+        let (rs, cs) = if back { (inp, 1) } else { (1, inp) };
+        // SAFETY: x holds m × k values, w out × in, y m × n; y is a fresh buffer.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                y.as_mut_ptr(),
+                1,
+                n as isize,
+                false,
+                x.as_ptr(),
+                1,
+                k as isize,
+                w.as_ptr(),
+                cs as isize,
+                rs as isize,
+                0.0,
+                1.0,
+                false,
+                false,
+                false,
+                gemm::Parallelism::Rayon(rayon::current_num_threads()),
+            )
+        };
+        Ok(y)
     }
 }
 
@@ -235,17 +300,46 @@ pub(crate) fn rms_norm(x: &Tensor, w: &Tensor, eps: f32) -> candle_core::Result<
     x.broadcast_div(&denom)?.broadcast_mul(w)
 }
 
-/// `softmax(scale · scores + mask)` over the last dimension of the raw attention scores
-/// (`[..., group·t, t]`), the mask hiding the keys after each query ([`causal_mask`]). On the
-/// CPU one fused op computing the mask itself ([`crate::fused::CausalSoftmax`]), elsewhere
-/// candle's ops with the mask built here.
-pub(crate) fn causal_softmax(scores: &Tensor, scale: f64) -> candle_core::Result<Tensor> {
-    if scores.device().is_cpu() && scores.dtype() == DType::F32 {
-        let op = crate::fused::CausalSoftmax {
-            scale: scale as f32,
-        };
-        return scores.contiguous()?.apply_op1(op);
+/// Causal grouped-query attention of one layer as candle's chain (RoPE, `Q·Kᵀ`, the causal
+/// softmax, `P·V`): `q` (`[b·t, n_head·head_dim]`), `k` and `v` (`[b·t, n_kv_head·head_dim]`),
+/// token-major as the projections produce them, to the `[b·t, n_head·head_dim]` input of the
+/// output projection. RoPE (the `[≥ t, half, 1]` tables of [`rope_tables`]) rotates queries
+/// and keys when `dims.rope_dim > 0`; query head `h = kv·group + j` reads key/value head `kv`.
+/// The GPU path; on the CPU [`crate::attention`] computes the same inside the fused block.
+pub(crate) fn attention(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    (b, t): (usize, usize),
+    c: &LlamaDims,
+    (cos, sin): (&Tensor, &Tensor),
+) -> candle_core::Result<Tensor> {
+    let scale = 1.0 / (c.head_dim as f64).sqrt();
+    let (n, qd) = (b * t, c.n_head * c.head_dim);
+    let group = c.n_head / c.n_kv_head;
+    let heads = |y: &Tensor, nh: usize| {
+        y.reshape((b, t, nh, c.head_dim))?
+            .transpose(1, 2)?
+            .contiguous()
+    };
+    let (mut q, mut k) = (heads(q, c.n_head)?, heads(k, c.n_kv_head)?);
+    let v = heads(v, c.n_kv_head)?;
+    if c.rope_dim > 0 {
+        q = rope(&q, cos, sin)?;
+        k = rope(&k, cos, sin)?;
     }
+    // Query heads h = kv·group + j share KV head kv: [b, kv, group·t, head_dim].
+    let q = q.reshape((b, c.n_kv_head, group * t, c.head_dim))?;
+    let p = causal_softmax(&q.matmul(&k.t()?)?, scale)?;
+    p.matmul(&v)?
+        .reshape((b, c.n_head, t, c.head_dim))?
+        .transpose(1, 2)?
+        .reshape((n, qd))
+}
+
+/// `softmax(scale · scores + mask)` over the last dimension of the raw attention scores
+/// (`[..., group·t, t]`), the mask hiding the keys after each query ([`causal_mask`]).
+pub(crate) fn causal_softmax(scores: &Tensor, scale: f64) -> candle_core::Result<Tensor> {
     let t = scores.dim(D::Minus1)?;
     let rows = scores.dim(D::Minus2)?;
     if t == 0 || !rows.is_multiple_of(t) {
@@ -301,13 +395,8 @@ fn pass_on_cuda(
     Ok((s2.try_clone(l2)?, l2.shape().clone()))
 }
 
-/// `silu(g) · u`. On the CPU one fused op ([`crate::fused::SwiGlu`]), elsewhere candle's.
+/// `silu(g) · u` (candle's ops; on the CPU the fused block computes it).
 pub(crate) fn swiglu(g: &Tensor, u: &Tensor) -> candle_core::Result<Tensor> {
-    if g.device().is_cpu() && g.dtype() == DType::F32 {
-        return g
-            .contiguous()?
-            .apply_op2(&u.contiguous()?, crate::fused::SwiGlu);
-    }
     g.silu()? * u
 }
 
@@ -341,22 +430,11 @@ pub(crate) fn rope_tables(
 
 /// Interleaved ("normal", llama.cpp's `LLM_ARCH_LLAMA`) RoPE on the first `rope_dim` values of
 /// each head: pairs `(x₂ᵢ, x₂ᵢ₊₁)` rotated by `angle(pos, i)`. `x` is `[b, heads, t, head_dim]`,
-/// `cos`/`sin` come from [`rope_tables`] (at least `t` positions). On the CPU one fused op
-/// ([`crate::fused::Rope`]), elsewhere candle's ops.
+/// `cos`/`sin` come from [`rope_tables`] (at least `t` positions). Candle's ops (on the CPU
+/// the fused block computes it).
 pub(crate) fn rope(x: &Tensor, cos: &Tensor, sin: &Tensor) -> candle_core::Result<Tensor> {
     let (b, h, t, hd) = x.dims4()?;
     let half = cos.dim(1)?;
-    if x.device().is_cpu() && x.dtype() == DType::F32 {
-        let table = |c: &Tensor| -> candle_core::Result<Arc<Vec<f32>>> {
-            Ok(Arc::new(c.narrow(0, 0, t)?.flatten_all()?.to_vec1()?))
-        };
-        let op = crate::fused::Rope {
-            cos: table(cos)?,
-            sin: table(sin)?,
-            half,
-        };
-        return x.contiguous()?.apply_op1(op);
-    }
     let rd = half * 2;
     let cos = cos.narrow(0, 0, t)?;
     let sin = sin.narrow(0, 0, t)?;
@@ -406,13 +484,30 @@ pub(crate) fn dropout(x: &Tensor, p: f32, seed: u64) -> candle_core::Result<Tens
         let keep = Tensor::rand(0f32, 1f32, x.shape(), x.device())?.ge(p as f64)?;
         return x.mul(&(keep.to_dtype(x.dtype())? * scale as f64)?);
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let n = x.elem_count();
-    let mask: Vec<f32> = (0..n)
-        .map(|_| if rng.random::<f32>() >= p { scale } else { 0.0 })
-        .collect();
-    let mask = Tensor::from_vec(mask, x.shape().clone(), x.device())?;
+    let mask = Tensor::from_vec(
+        dropout_mask(x.elem_count(), p, seed),
+        x.shape().clone(),
+        x.device(),
+    )?;
     x.mul(&mask)
+}
+
+/// The CPU dropout mask of [`dropout`]: `n` values, `1/(1 − p)` where a ChaCha8 stream seeded
+/// with `seed` draws a uniform value `≥ p`, else 0, in order. Each uniform value takes one
+/// 32-bit word of the stream, so blocks of the mask are drawn in parallel, each from its own
+/// position in the one stream: the same values as one pass.
+pub(crate) fn dropout_mask(n: usize, p: f32, seed: u64) -> Vec<f32> {
+    const BLOCK: usize = 1 << 16;
+    let scale = 1.0 / (1.0 - p);
+    let mut mask = vec![0f32; n];
+    mask.par_chunks_mut(BLOCK).enumerate().for_each(|(i, m)| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_word_pos((i * BLOCK) as u128);
+        for v in m {
+            *v = if rng.random::<f32>() >= p { scale } else { 0.0 };
+        }
+    });
+    mask
 }
 
 /// A 64-bit mix (SplitMix64's finaliser) to derive independent seeds from counters.
@@ -465,6 +560,22 @@ mod tests {
             // No gradient reaches the frozen weight.
             assert!(g1.get(&w).is_none());
         }
+    }
+
+    #[test]
+    fn the_parallel_mask_is_the_streams_values_in_order() {
+        let n = (1 << 16) * 3 + 17;
+        let mut rng = ChaCha8Rng::seed_from_u64(41);
+        let one_pass: Vec<f32> = (0..n)
+            .map(|_| {
+                if rng.random::<f32>() >= 0.3 {
+                    1.0 / 0.7
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        assert_eq!(dropout_mask(n, 0.3, 41), one_pass);
     }
 
     #[test]
@@ -521,29 +632,6 @@ mod tests {
         );
         assert!(max(gb.clone()) > 1e-2, "the gradient is not trivially zero");
         assert!(max((ga - gb).unwrap()) < 1e-6);
-    }
-
-    #[test]
-    fn fused_causal_softmax_equals_the_masked_candle_softmax() {
-        let dev = Device::Cpu;
-        let (t, group) = (5, 3);
-        let s = Tensor::from_vec(
-            (0..2 * group * t * t)
-                .map(|i| (i as f32 * 0.7).sin() * 3.0)
-                .collect(),
-            (2, group * t, t),
-            &dev,
-        )
-        .unwrap();
-        let fused = causal_softmax(&s, 0.125).unwrap();
-        let mask = causal_mask(t, group, &dev).unwrap();
-        let plain = candle_nn::ops::softmax(
-            &(&s * 0.125).unwrap().broadcast_add(&mask).unwrap(),
-            D::Minus1,
-        )
-        .unwrap();
-        let diff = (fused - plain).unwrap().abs().unwrap().max_all().unwrap();
-        assert!(diff.to_scalar::<f32>().unwrap() < 1e-6);
     }
 
     #[test]

@@ -1,0 +1,682 @@
+//! The llama block's two halves as two CPU ops with hand-written backward passes, the path a
+//! training step takes on the CPU:
+//!
+//! - attention: `x + o(attention(q(h), k(h), v(h)))` with `h = RMSNorm(x)`;
+//! - MLP: `x + down(silu(gate(h)) · up(h))` with `h = RMSNorm(x)`;
+//!
+//! every projection frozen, with its LoRA adapter (`scale · B A dropout(·)`) where the model
+//! has one. As candle ops each half is some twenty nodes; candle's backward pass gives every
+//! input of every node a zeroed buffer and adds its gradient into it (and computes gradients
+//! for inputs that need none, such as dropout masks), which on two cores cost more than a
+//! third of a step, all on one thread. Here each half is one node: two inputs (the residual
+//! stream and the block's adapters as one flat tensor), each gradient written once, every
+//! step on the rayon pool (the frozen products on the packed tiles, the element-wise work in
+//! rows, the attention per head). Values are those of the candle composition up to the order
+//! of float sums (`tests` below compare both, forward and backward).
+
+use std::sync::{Arc, Mutex};
+
+use candle_core::{CpuStorage, CustomOp2, DType, Device, Layout, Shape, Storage, Tensor};
+use gemm::{Parallelism, gemm};
+use rayon::prelude::*;
+
+use crate::attention::{self, AttentionShape};
+use crate::fused::{rms_norm_backward_rows, rms_norm_rows, swiglu_dg, swiglu_values, zeroed};
+use crate::lora::{AdapterSlot, Lora, LoraTarget};
+use crate::ops::{Frozen, dropout_mask};
+
+/// Values per parallel task of the element-wise loops here.
+const TASK: usize = 16 * 1024;
+
+/// `y += x`, in parallel.
+fn add_into(y: &mut [f32], x: &[f32]) {
+    y.par_chunks_mut(TASK)
+        .zip(x.par_chunks(TASK))
+        .for_each(|(y, x)| y.iter_mut().zip(x).for_each(|(y, x)| *y += x));
+}
+
+/// `c (m × n) [+]= beta · a (m × k) · b (k × n)`, element `(i, j)` of each matrix at
+/// `ptr + i·rs + j·cs`, on the calling thread.
+///
+/// # Safety
+/// Every element addressed lies inside its buffer; `c` overlaps neither `a` nor `b`.
+unsafe fn product(
+    (m, n, k): (usize, usize, usize),
+    c: (*mut f32, usize, usize),
+    accumulate: bool,
+    a: (*const f32, usize, usize),
+    b: (*const f32, usize, usize),
+    beta: f32,
+) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        gemm(
+            m,
+            n,
+            k,
+            c.0,
+            c.2 as isize,
+            c.1 as isize,
+            accumulate,
+            a.0,
+            a.2 as isize,
+            a.1 as isize,
+            b.0,
+            b.2 as isize,
+            b.1 as isize,
+            if accumulate { 1.0 } else { 0.0 },
+            beta,
+            false,
+            false,
+            false,
+            Parallelism::None,
+        )
+    }
+}
+
+/// A LoRA adapter inside a fused block: where its `A` and `B` lie in the block's flat
+/// parameters, its scale and, while training, its dropout rate and mask seed.
+#[derive(Clone, Copy)]
+struct Adapter {
+    slot: AdapterSlot,
+    scale: f32,
+    dropout: Option<(f32, u64)>,
+}
+
+/// What an adapter's forward pass keeps: the dropout mask (`[n, in]`, scaled keep values) and
+/// `u = dropout(x) · Aᵀ` (`[n, rank]`).
+struct AdapterSaved {
+    mask: Option<Vec<f32>>,
+    u: Vec<f32>,
+}
+
+impl Adapter {
+    fn a<'p>(&self, params: &'p [f32]) -> &'p [f32] {
+        let s = self.slot;
+        &params[s.at..s.at + s.rank * s.inp]
+    }
+
+    fn b<'p>(&self, params: &'p [f32]) -> &'p [f32] {
+        let s = self.slot;
+        &params[s.at + s.rank * s.inp..s.at + s.rank * (s.inp + s.out)]
+    }
+
+    /// `dropout(x)` (`[n, in]`) with `mask`.
+    fn dropped(x: &[f32], mask: Option<&Vec<f32>>) -> Vec<f32> {
+        match mask {
+            None => x.to_vec(),
+            Some(m) => x
+                .par_iter()
+                .zip(m)
+                .with_min_len(TASK)
+                .map(|(x, m)| x * m)
+                .collect(),
+        }
+    }
+
+    /// `y += scale · (dropout(x) · Aᵀ) · Bᵀ` for `n` rows.
+    fn forward(&self, params: &[f32], x: &[f32], n: usize, y: &mut [f32]) -> AdapterSaved {
+        let AdapterSlot { rank, inp, out, .. } = self.slot;
+        let mask = self.dropout.map(|(p, seed)| dropout_mask(n * inp, p, seed));
+        let xd = Self::dropped(x, mask.as_ref());
+        let mut u = vec![0f32; n * rank];
+        let (a, b) = (self.a(params), self.b(params));
+        // SAFETY: xd is n × inp, A rank × inp (read transposed), u n × rank, B out × rank
+        // (read transposed), y n × out.
+        unsafe {
+            product(
+                (n, rank, inp),
+                (u.as_mut_ptr(), rank, 1),
+                false,
+                (xd.as_ptr(), inp, 1),
+                (a.as_ptr(), 1, inp),
+                1.0,
+            );
+            product(
+                (n, out, rank),
+                (y.as_mut_ptr(), out, 1),
+                true,
+                (u.as_ptr(), rank, 1),
+                (b.as_ptr(), 1, rank),
+                self.scale,
+            );
+        }
+        AdapterSaved { mask, u }
+    }
+
+    /// The adapter's part of the backward pass for the output gradient `g` (`[n, out]`) of
+    /// input `x`: `∂A` and `∂B` into `dparams`, `dx += (scale · g · B · A) ⊙ mask`.
+    #[allow(clippy::too_many_arguments)]
+    fn backward(
+        &self,
+        params: &[f32],
+        x: &[f32],
+        saved: &AdapterSaved,
+        g: &[f32],
+        n: usize,
+        dx: &mut [f32],
+        dparams: &mut [f32],
+    ) {
+        let AdapterSlot {
+            at, rank, inp, out, ..
+        } = self.slot;
+        let (a, b) = (self.a(params), self.b(params));
+        let xd = Self::dropped(x, saved.mask.as_ref());
+        let mut du = vec![0f32; n * rank];
+        let mut back = zeroed(n * inp);
+        let (da, db) = dparams[at..at + rank * (inp + out)].split_at_mut(rank * inp);
+        // SAFETY: g is n × out, B out × rank, du n × rank, u n × rank, A rank × inp, xd and
+        // back n × inp, ∂A rank × inp and ∂B out × rank (this adapter's part of dparams).
+        unsafe {
+            // ∂u = scale · g · B
+            product(
+                (n, rank, out),
+                (du.as_mut_ptr(), rank, 1),
+                false,
+                (g.as_ptr(), out, 1),
+                (b.as_ptr(), rank, 1),
+                self.scale,
+            );
+            // ∂B = scale · gᵀ · u
+            product(
+                (out, rank, n),
+                (db.as_mut_ptr(), rank, 1),
+                false,
+                (g.as_ptr(), 1, out),
+                (saved.u.as_ptr(), rank, 1),
+                self.scale,
+            );
+            // ∂A = ∂uᵀ · dropout(x)
+            product(
+                (rank, inp, n),
+                (da.as_mut_ptr(), inp, 1),
+                false,
+                (du.as_ptr(), 1, rank),
+                (xd.as_ptr(), inp, 1),
+                1.0,
+            );
+            // ∂dropout(x) = ∂u · A
+            product(
+                (n, inp, rank),
+                (back.as_mut_ptr(), inp, 1),
+                false,
+                (du.as_ptr(), rank, 1),
+                (a.as_ptr(), inp, 1),
+                1.0,
+            );
+        }
+        match &saved.mask {
+            None => add_into(dx, &back),
+            Some(m) => dx
+                .par_chunks_mut(TASK)
+                .zip(back.par_chunks(TASK).zip(m.par_chunks(TASK)))
+                .for_each(|(dx, (bk, m))| {
+                    for ((d, b), m) in dx.iter_mut().zip(bk).zip(m) {
+                        *d += b * m;
+                    }
+                }),
+        }
+    }
+}
+
+/// A frozen projection and its adapter, if any.
+struct Proj {
+    w: Frozen,
+    adapter: Option<Adapter>,
+}
+
+impl Proj {
+    fn forward(
+        &self,
+        params: &[f32],
+        x: &[f32],
+        n: usize,
+    ) -> candle_core::Result<(Vec<f32>, Option<AdapterSaved>)> {
+        let mut y = self.w.forward_cpu(x, n)?;
+        let saved = self.adapter.map(|a| a.forward(params, x, n, &mut y));
+        Ok((y, saved))
+    }
+
+    /// `∂x` of this projection for output gradient `g`, into `dx` (`accumulate`: added to it,
+    /// else written; `dx` then `None`), the adapter's gradients into `dparams`.
+    #[allow(clippy::too_many_arguments)]
+    fn backward(
+        &self,
+        params: &[f32],
+        x: &[f32],
+        saved: Option<&AdapterSaved>,
+        g: &[f32],
+        n: usize,
+        dx: &mut Option<Vec<f32>>,
+        dparams: &mut [f32],
+    ) -> candle_core::Result<()> {
+        let back = self.w.backward_cpu(g, n)?;
+        let d = match dx {
+            Some(d) => {
+                add_into(d, &back);
+                d
+            }
+            None => dx.insert(back),
+        };
+        if let (Some(a), Some(s)) = (self.adapter, saved) {
+            a.backward(params, x, s, g, n, d, dparams);
+        }
+        Ok(())
+    }
+}
+
+/// Which half of the block.
+enum Kind {
+    /// Projections q, k, v, o and the attention between them.
+    Attention(AttentionShape),
+    /// Projections gate, up, down.
+    Mlp,
+}
+
+/// One half of a block as a [`CustomOp2`] of `(x [n, d], adapters [P])` → `[n, d]`.
+struct BlockOp {
+    kind: Kind,
+    norm: Arc<Vec<f32>>,
+    eps: f32,
+    projs: Vec<Proj>,
+    saved: Mutex<Option<Saved>>,
+}
+
+/// The forward pass's values the backward pass reads: `h = RMSNorm(x)`, the projections'
+/// inputs past the first (attention's merged heads, or the MLP's `silu(g)·u`), the MLP's
+/// gate and up outputs, the attention's own, and each adapter's.
+struct Saved {
+    h: Vec<f32>,
+    mid: Vec<f32>,
+    gate_up: Option<(Vec<f32>, Vec<f32>)>,
+    attention: Option<attention::Saved>,
+    adapters: Vec<Option<AdapterSaved>>,
+}
+
+/// The contiguous f32 values of a CPU storage.
+fn cpu_values<'a>(s: &'a CpuStorage, l: &Layout) -> candle_core::Result<&'a [f32]> {
+    match (s, l.contiguous_offsets()) {
+        (CpuStorage::F32(v), Some((a, b))) => Ok(&v[a..b]),
+        _ => candle_core::bail!("fused block: contiguous f32 inputs only"),
+    }
+}
+
+impl BlockOp {
+    fn forward(&self, x: &[f32], params: &[f32]) -> candle_core::Result<(Vec<f32>, Saved)> {
+        let d = self.norm.len();
+        let n = x.len() / d;
+        let h = rms_norm_rows(x, &self.norm, self.eps);
+        let mut adapters = Vec::with_capacity(self.projs.len());
+        let (mut y, saved) = match &self.kind {
+            Kind::Attention(shape) => {
+                let mut qkv = Vec::with_capacity(3);
+                for p in &self.projs[..3] {
+                    let (y, s) = p.forward(params, &h, n)?;
+                    qkv.push(y);
+                    adapters.push(s);
+                }
+                shape.check(qkv[0].len(), qkv[1].len(), qkv[2].len())?;
+                let (att, a_saved) = shape.forward(&qkv[0], &qkv[1], &qkv[2]);
+                let (o, s) = self.projs[3].forward(params, &att, n)?;
+                adapters.push(s);
+                (o, (att, None, Some(a_saved)))
+            }
+            Kind::Mlp => {
+                let (g, sg) = self.projs[0].forward(params, &h, n)?;
+                let (u, su) = self.projs[1].forward(params, &h, n)?;
+                let a = swiglu_values(&g, &u);
+                let (dn, sd) = self.projs[2].forward(params, &a, n)?;
+                adapters.extend([sg, su, sd]);
+                (dn, (a, Some((g, u)), None))
+            }
+        };
+        add_into(&mut y, x);
+        let (mid, gate_up, attention) = saved;
+        Ok((
+            y,
+            Saved {
+                h,
+                mid,
+                gate_up,
+                attention,
+                adapters,
+            },
+        ))
+    }
+
+    /// `(∂x, ∂adapters)` from the output gradient `g`.
+    fn backward(
+        &self,
+        x: &[f32],
+        params: &[f32],
+        s: &Saved,
+        g: &[f32],
+    ) -> candle_core::Result<(Vec<f32>, Vec<f32>)> {
+        let d = self.norm.len();
+        let n = x.len() / d;
+        let mut dparams = vec![0f32; params.len()];
+        let last = self.projs.len() - 1;
+        // The last projection (o, down) reads `mid`.
+        let mut dmid = None;
+        self.projs[last].backward(
+            params,
+            &s.mid,
+            s.adapters[last].as_ref(),
+            g,
+            n,
+            &mut dmid,
+            &mut dparams,
+        )?;
+        let Some(dmid) = dmid else {
+            candle_core::bail!("fused block: no gradient for the middle values");
+        };
+        // The gradients of the projections that read `h`.
+        let outs: Vec<Vec<f32>> = match (&self.kind, &s.attention, &s.gate_up) {
+            (Kind::Attention(shape), Some(a), _) => {
+                let (dq, dk, dv) = shape.backward(a, &dmid);
+                vec![dq, dk, dv]
+            }
+            (Kind::Mlp, _, Some((gt, up))) => {
+                vec![swiglu_dg(gt, up, &dmid), swiglu_values(gt, &dmid)]
+            }
+            _ => candle_core::bail!("fused block: the forward pass kept nothing"),
+        };
+        let mut dh = None;
+        for (i, go) in outs.iter().enumerate() {
+            self.projs[i].backward(
+                params,
+                &s.h,
+                s.adapters[i].as_ref(),
+                go,
+                n,
+                &mut dh,
+                &mut dparams,
+            )?;
+        }
+        let Some(dh) = dh else {
+            candle_core::bail!("fused block: no gradient for the normalised input");
+        };
+        Ok((
+            rms_norm_backward_rows(x, &dh, &self.norm, self.eps, Some(g)),
+            dparams,
+        ))
+    }
+}
+
+impl CustomOp2 for BlockOp {
+    fn name(&self) -> &'static str {
+        match self.kind {
+            Kind::Attention(_) => "attention-block",
+            Kind::Mlp => "mlp-block",
+        }
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let (x, params) = (cpu_values(s1, l1)?, cpu_values(s2, l2)?);
+        let d = self.norm.len();
+        if d == 0 || l1.dims().len() != 2 || l1.dims()[1] != d {
+            candle_core::bail!("fused block: input {:?}, hidden size {d}", l1.dims());
+        }
+        let (y, saved) = self.forward(x, params)?;
+        *self.saved.lock().unwrap_or_else(|e| e.into_inner()) = Some(saved);
+        Ok((CpuStorage::F32(y), l1.shape().clone()))
+    }
+
+    fn bwd(
+        &self,
+        x: &Tensor,
+        params: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
+        let grad = grad.contiguous()?;
+        let (gs, gl) = grad.storage_and_layout();
+        let (xs, xl) = x.storage_and_layout();
+        let (ps, pl) = params.storage_and_layout();
+        let (Storage::Cpu(gs), Storage::Cpu(xs), Storage::Cpu(ps)) = (&*gs, &*xs, &*ps) else {
+            candle_core::bail!("fused block backward: CPU tensors only");
+        };
+        let saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(s) = saved.as_ref() else {
+            candle_core::bail!("fused block backward without a forward pass");
+        };
+        let (dx, dp) = self.backward(
+            cpu_values(xs, xl)?,
+            cpu_values(ps, pl)?,
+            s,
+            cpu_values(gs, gl)?,
+        )?;
+        let dx = Tensor::from_vec(dx, x.shape(), &Device::Cpu)?;
+        let dp = if self.projs.iter().any(|p| p.adapter.is_some()) {
+            Some(Tensor::from_vec(dp, params.shape(), &Device::Cpu)?)
+        } else {
+            None
+        };
+        Ok((Some(dx), dp))
+    }
+}
+
+/// The frozen weights of one half of a block, in the order the op reads them (q, k, v, o or
+/// gate, up, down), with their LoRA targets.
+pub(crate) struct Half<'a> {
+    pub norm: &'a Tensor,
+    pub eps: f32,
+    pub projs: Vec<(&'a Frozen, LoraTarget)>,
+    /// `Some` for the attention half.
+    pub attention: Option<AttentionShape>,
+}
+
+/// Whether `x` takes the fused CPU path.
+pub(crate) fn applies(x: &Tensor) -> bool {
+    x.device().is_cpu() && x.dtype() == DType::F32
+}
+
+/// `x + half(x)` for `x` `[n, d]` on the CPU: one node of the autograd graph, gradients to
+/// `x` and to `lora`'s adapters of block `li`.
+pub(crate) fn apply(
+    x: &Tensor,
+    half: Half<'_>,
+    lora: Option<&Lora>,
+    li: usize,
+    dropout_seed: Option<u64>,
+) -> candle_core::Result<Tensor> {
+    let targets: Vec<LoraTarget> = half.projs.iter().map(|(_, t)| *t).collect();
+    let found = match lora {
+        Some(l) => l.block_params(li, &targets)?,
+        None => None,
+    };
+    let (params, slots) = match found {
+        Some((p, s)) => (p, s),
+        None => (Tensor::zeros(0, DType::F32, x.device())?, Vec::new()),
+    };
+    let projs = half
+        .projs
+        .iter()
+        .map(|(w, tg)| Proj {
+            w: (*w).clone(),
+            adapter: slots.iter().find(|s| s.target == *tg).and_then(|&slot| {
+                let l = lora?;
+                Some(Adapter {
+                    slot,
+                    scale: l.config().scale() as f32,
+                    dropout: l
+                        .dropout_seed(li, *tg, dropout_seed)
+                        .map(|s| (l.config().dropout, s)),
+                })
+            }),
+        })
+        .collect();
+    let op = BlockOp {
+        kind: match half.attention {
+            Some(shape) => Kind::Attention(shape),
+            None => Kind::Mlp,
+        },
+        norm: Arc::new(half.norm.to_vec1()?),
+        eps: half.eps,
+        projs,
+        saved: Mutex::new(None),
+    };
+    x.contiguous()?.apply_op2(&params, op)
+}
+
+#[cfg(test)]
+mod tests {
+    use candle_core::{Device, Tensor, Var};
+    use pgraphrag_llm::{LlamaDims, LlamaF32, LlamaLayerF32};
+
+    use crate::{Llama, Lora, LoraConfig, LoraTarget};
+
+    /// A llama whose projections are multiples of 32 wide (so the packed tiles run them where
+    /// the CPU has AVX2), 2 layers, 4 query heads on 2 KV heads, partial RoPE.
+    fn model() -> Llama {
+        let d = LlamaDims {
+            n_embd: 64,
+            n_head: 4,
+            n_kv_head: 2,
+            head_dim: 16,
+            n_ff: 96,
+            n_layer: 2,
+            rope_dim: 8,
+            rope_base: 10000.0,
+            eps: 1e-5,
+            vocab: 50,
+        };
+        let mut k = 0u32;
+        let mut v = |n: usize, scale: f32| -> Vec<f32> {
+            k += 1;
+            (0..n)
+                .map(|i| ((i as f32 * 0.731 + k as f32 * 1.37).sin()) * scale)
+                .collect()
+        };
+        let (e, ff, kvd) = (d.n_embd, d.n_ff, d.n_kv_head * d.head_dim);
+        let layers = (0..d.n_layer)
+            .map(|_| LlamaLayerF32 {
+                attn_norm: v(e, 0.3).iter().map(|x| 1.0 + x).collect(),
+                attn_q: v(e * e, 0.2),
+                attn_k: v(kvd * e, 0.2),
+                attn_v: v(kvd * e, 0.2),
+                attn_output: v(e * e, 0.2),
+                ffn_norm: v(e, 0.3).iter().map(|x| 1.0 + x).collect(),
+                ffn_gate: v(ff * e, 0.2),
+                ffn_up: v(ff * e, 0.2),
+                ffn_down: v(e * ff, 0.2),
+            })
+            .collect();
+        let w = LlamaF32 {
+            dims: d,
+            token_embd: v(d.vocab * e, 0.5),
+            layers,
+            output_norm: vec![1.0; e],
+            output: None,
+        };
+        Llama::from_f32(w, "block-test", &Device::Cpu).unwrap()
+    }
+
+    fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
+        (a - b)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .max(0)
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap()
+    }
+
+    /// The fused halves compute what candle's chain computes: the hidden states, and the
+    /// gradients of the input and of adapters on all seven projections, with dropout on.
+    #[test]
+    fn fused_blocks_match_candles_chain_forward_and_backward() {
+        let m = model();
+        let cfg = LoraConfig {
+            rank: 4,
+            alpha: 8.0,
+            dropout: 0.2,
+            targets: LoraTarget::ALL.to_vec(),
+        };
+        let lora = Lora::new(&m, cfg, 3).unwrap();
+        for (i, (name, v)) in lora.named_vars().into_iter().enumerate() {
+            if name.ends_with("lora_b") {
+                let n = v.elem_count();
+                let vals: Vec<f32> = (0..n)
+                    .map(|k| ((k * 3 + i) as f32 * 0.41).cos() * 0.2)
+                    .collect();
+                v.set(&Tensor::from_vec(vals, v.shape().clone(), &Device::Cpu).unwrap())
+                    .unwrap();
+            }
+        }
+        let (b, t, d) = (3, 37, 64);
+        let x0: Vec<f32> = (0..b * t * d).map(|i| (i as f32 * 0.173).sin()).collect();
+        let x = Var::from_tensor(&Tensor::from_vec(x0, (b, t, d), &Device::Cpu).unwrap()).unwrap();
+        let w: Vec<f32> = (0..b * t * d).map(|i| (i as f32 * 0.029).cos()).collect();
+        let w = Tensor::from_vec(w, (b, t, d), &Device::Cpu).unwrap();
+        let run = |fused: bool| {
+            let h = if fused {
+                m.blocks_fused(x.as_tensor(), Some(&lora), Some(9))
+            } else {
+                m.blocks_unfused(x.as_tensor(), Some(&lora), Some(9))
+            }
+            .unwrap();
+            let loss = (&h * &w).unwrap().sum_all().unwrap();
+            (h, loss.backward().unwrap())
+        };
+        let (hf, gf) = run(true);
+        let (hc, gc) = run(false);
+        let scale = hc.abs().unwrap().flatten_all().unwrap().max(0).unwrap();
+        let scale = scale.to_scalar::<f32>().unwrap();
+        assert!(max_diff(&hf, &hc) <= 1e-5 * scale, "hidden states");
+        let mut checked = 0;
+        let vars = std::iter::once(("input".to_string(), x.clone())).chain(lora.named_vars());
+        for (name, v) in vars {
+            let (a, c) = (
+                gf.get(v.as_tensor()).unwrap(),
+                gc.get(v.as_tensor()).unwrap(),
+            );
+            let big = c.abs().unwrap().flatten_all().unwrap().max(0).unwrap();
+            let big = big.to_scalar::<f32>().unwrap();
+            assert!(big > 1e-3, "{name}: gradient too small to compare");
+            let diff = max_diff(a, c);
+            assert!(diff <= 1e-4 * big, "{name}: {diff} against {big}");
+            checked += 1;
+        }
+        assert_eq!(checked, 1 + 2 * 7 * 2);
+    }
+
+    /// The fused path's values and gradients are the same bits on 1 and 3 threads.
+    #[test]
+    fn fused_blocks_do_not_depend_on_the_threads() {
+        let m = model();
+        let lora = Lora::new(&m, LoraConfig::kragrec(), 3).unwrap();
+        let (b, t, d) = (2, 70, 64);
+        let x0: Vec<f32> = (0..b * t * d).map(|i| (i as f32 * 0.173).sin()).collect();
+        let x = Var::from_tensor(&Tensor::from_vec(x0, (b, t, d), &Device::Cpu).unwrap()).unwrap();
+        let run = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let h = m.blocks_fused(x.as_tensor(), Some(&lora), Some(5)).unwrap();
+                let g = h.sqr().unwrap().sum_all().unwrap().backward().unwrap();
+                let bits = |t: &Tensor| -> Vec<u32> {
+                    let v = t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+                    v.iter().map(|x| x.to_bits()).collect()
+                };
+                let mut out = vec![bits(&h), bits(g.get(x.as_tensor()).unwrap())];
+                for (_, v) in lora.named_vars() {
+                    out.push(bits(g.get(v.as_tensor()).unwrap()));
+                }
+                out
+            })
+        };
+        assert_eq!(run(1), run(3));
+    }
+}
