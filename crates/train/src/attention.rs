@@ -45,6 +45,16 @@ pub(crate) struct Saved {
     p: Vec<f32>,
 }
 
+/// Query rows per block of the causal products: block `r0..r1` needs keys `0..r1` only.
+const ROW_BLOCK: usize = 32;
+
+/// The row blocks `(r0, r1)` of `t` positions.
+fn row_blocks(t: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..t)
+        .step_by(ROW_BLOCK)
+        .map(move |r0| (r0, (r0 + ROW_BLOCK).min(t)))
+}
+
 /// `c (m × n) = [c +] a (m × k) · b (k × n)` with element `(i, j)` of a matrix `x` at
 /// `x + i·rs + j·cs`, on the calling thread.
 ///
@@ -192,27 +202,40 @@ impl AttentionShape {
                 let (bi, h) = (i / heads, i % heads);
                 let kv = (bi * kvh + h / group) * head;
                 self.gather(q, heads, bi, h, true, qr);
-                // SAFETY: every matrix below lies inside its buffer (t×hd heads, t×t
-                // probabilities, the token-major output of b·t rows of heads·hd); this task
-                // alone writes `pm` and head h's columns of sequence bi.
-                unsafe {
-                    product(
-                        (t, t, hd),
-                        (pm.as_mut_ptr(), t, 1),
-                        false,
-                        (qr.as_ptr(), hd, 1),
-                        (kr.as_ptr().add(kv), 1, hd),
-                    );
-                    for (r, row) in pm.chunks_exact_mut(t).enumerate() {
-                        softmax_row(row, r + 1, self.scale);
+                // Query rows in blocks, each reading only the keys up to its last row (the
+                // rest of its probabilities are 0). SAFETY (both products): every matrix lies
+                // inside its buffer (t×hd heads, t×t probabilities, the token-major output of
+                // b·t rows of heads·hd); this task alone writes `pm` and head h's columns of
+                // sequence bi.
+                for (r0, r1) in row_blocks(t) {
+                    let w = r1 - r0;
+                    // SAFETY: see the loop's comment.
+                    unsafe {
+                        product(
+                            (w, r1, hd),
+                            (pm.as_mut_ptr().add(r0 * t), t, 1),
+                            false,
+                            (qr.as_ptr().add(r0 * hd), hd, 1),
+                            (kr.as_ptr().add(kv), 1, hd),
+                        );
                     }
-                    product(
-                        (t, hd, t),
-                        (op.get().add(bi * t * heads * hd + h * hd), heads * hd, 1),
-                        false,
-                        (pm.as_ptr(), t, 1),
-                        (vh.as_ptr().add(kv), hd, 1),
-                    );
+                    for r in r0..r1 {
+                        softmax_row(&mut pm[r * t..(r + 1) * t], r + 1, self.scale);
+                    }
+                    // SAFETY: see the loop's comment.
+                    unsafe {
+                        product(
+                            (w, hd, r1),
+                            (
+                                op.get().add((bi * t + r0) * heads * hd + h * hd),
+                                heads * hd,
+                                1,
+                            ),
+                            false,
+                            (pm.as_ptr().add(r0 * t), t, 1),
+                            (vh.as_ptr().add(kv), hd, 1),
+                        );
+                    }
                 }
             });
         (
@@ -256,46 +279,56 @@ impl AttentionShape {
                 let qr = &s.q[j * head..(j + 1) * head];
                 let pm = &s.p[j * t * t..(j + 1) * t * t];
                 let go = g[bi * t * heads * hd + h * hd..].as_ptr();
-                // SAFETY: every matrix lies inside its buffer (the gradient's head h columns
-                // of sequence bi: rows of stride heads·hd), and the outputs are this task's.
-                unsafe {
-                    // ∂P = ∂O · Vᵀ
-                    product(
-                        (t, t, hd),
-                        (ds.as_mut_ptr(), t, 1),
-                        false,
-                        (go, heads * hd, 1),
-                        (vh.as_ptr(), 1, hd),
-                    );
-                    // ∂V += Pᵀ · ∂O
-                    product(
-                        (t, hd, t),
-                        (dvh.as_mut_ptr(), hd, 1),
-                        true,
-                        (pm.as_ptr(), 1, t),
-                        (go, heads * hd, 1),
-                    );
+                // SAFETY (every product): each matrix lies inside its buffer (the gradient's
+                // head h columns of sequence bi: rows of stride heads·hd; row block r0..r1
+                // reads keys 0..r1), and the outputs are this task's.
+                for (r0, r1) in row_blocks(t) {
+                    // SAFETY: row r0 of the gradient's rows lies inside `g`.
+                    let (w, gb) = (r1 - r0, unsafe { go.add(r0 * heads * hd) });
+                    // SAFETY: see the loop's comment.
+                    unsafe {
+                        // ∂P = ∂O · Vᵀ
+                        product(
+                            (w, r1, hd),
+                            (ds.as_mut_ptr().add(r0 * t), t, 1),
+                            false,
+                            (gb, heads * hd, 1),
+                            (vh.as_ptr(), 1, hd),
+                        );
+                        // ∂V += Pᵀ · ∂O
+                        product(
+                            (r1, hd, w),
+                            (dvh.as_mut_ptr(), hd, 1),
+                            true,
+                            (pm.as_ptr().add(r0 * t), 1, t),
+                            (gb, heads * hd, 1),
+                        );
+                    }
+                    for r in r0..r1 {
+                        let row = r * t..(r + 1) * t;
+                        softmax_backward_row(&mut ds[row.clone()], &pm[row], r + 1, self.scale);
+                    }
+                    // SAFETY: see the loop's comment.
+                    unsafe {
+                        // ∂Q = ∂S · K, ∂K += ∂Sᵀ · Q
+                        product(
+                            (w, hd, r1),
+                            (dqr.as_mut_ptr().add(r0 * hd), hd, 1),
+                            false,
+                            (ds.as_ptr().add(r0 * t), t, 1),
+                            (kr.as_ptr(), hd, 1),
+                        );
+                        product(
+                            (r1, hd, w),
+                            (dkr.as_mut_ptr(), hd, 1),
+                            true,
+                            (ds.as_ptr().add(r0 * t), 1, t),
+                            (qr.as_ptr().add(r0 * hd), hd, 1),
+                        );
+                    }
                 }
-                for (r, (dr, pr)) in ds.chunks_exact_mut(t).zip(pm.chunks_exact(t)).enumerate() {
-                    softmax_backward_row(dr, pr, r + 1, self.scale);
-                }
-                // SAFETY: as above.
+                // SAFETY: this task alone writes query head h of sequence bi.
                 unsafe {
-                    // ∂Q = ∂S · K, ∂K += ∂Sᵀ · Q
-                    product(
-                        (t, hd, t),
-                        (dqr.as_mut_ptr(), hd, 1),
-                        false,
-                        (ds.as_ptr(), t, 1),
-                        (kr.as_ptr(), hd, 1),
-                    );
-                    product(
-                        (t, hd, t),
-                        (dkr.as_mut_ptr(), hd, 1),
-                        true,
-                        (ds.as_ptr(), 1, t),
-                        (qr.as_ptr(), hd, 1),
-                    );
                     self.scatter(&mut dqr, true, heads, bi, h, pq);
                 }
             }

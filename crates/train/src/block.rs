@@ -21,7 +21,7 @@ use gemm::{Parallelism, gemm};
 use rayon::prelude::*;
 
 use crate::attention::{self, AttentionShape};
-use crate::fused::{rms_norm_backward_rows, rms_norm_rows, swiglu_dg, swiglu_values, zeroed};
+use crate::fused::{rms_norm_backward_rows, rms_norm_rows, swiglu_backward, swiglu_values};
 use crate::lora::{AdapterSlot, Lora, LoraTarget};
 use crate::ops::{Frozen, dropout_mask};
 
@@ -83,10 +83,12 @@ struct Adapter {
     dropout: Option<(f32, u64)>,
 }
 
-/// What an adapter's forward pass keeps: the dropout mask (`[n, in]`, scaled keep values) and
+/// What an adapter's forward pass keeps: the dropout mask (`[n, in]`, scaled keep values),
+/// the dropped-out input (`None` without dropout: the input itself) and
 /// `u = dropout(x) · Aᵀ` (`[n, rank]`).
 struct AdapterSaved {
     mask: Option<Vec<f32>>,
+    dropped: Option<Vec<f32>>,
     u: Vec<f32>,
 }
 
@@ -101,24 +103,18 @@ impl Adapter {
         &params[s.at + s.rank * s.inp..s.at + s.rank * (s.inp + s.out)]
     }
 
-    /// `dropout(x)` (`[n, in]`) with `mask`.
-    fn dropped(x: &[f32], mask: Option<&Vec<f32>>) -> Vec<f32> {
-        match mask {
-            None => x.to_vec(),
-            Some(m) => x
-                .par_iter()
-                .zip(m)
-                .with_min_len(TASK)
-                .map(|(x, m)| x * m)
-                .collect(),
-        }
-    }
-
     /// `y += scale · (dropout(x) · Aᵀ) · Bᵀ` for `n` rows.
     fn forward(&self, params: &[f32], x: &[f32], n: usize, y: &mut [f32]) -> AdapterSaved {
         let AdapterSlot { rank, inp, out, .. } = self.slot;
         let mask = self.dropout.map(|(p, seed)| dropout_mask(n * inp, p, seed));
-        let xd = Self::dropped(x, mask.as_ref());
+        let dropped: Option<Vec<f32>> = mask.as_ref().map(|m| {
+            x.par_iter()
+                .zip(m)
+                .with_min_len(TASK)
+                .map(|(x, m)| x * m)
+                .collect()
+        });
+        let xd = dropped.as_deref().unwrap_or(x);
         let mut u = vec![0f32; n * rank];
         let (a, b) = (self.a(params), self.b(params));
         // SAFETY: xd is n × inp, A rank × inp (read transposed), u n × rank, B out × rank
@@ -141,7 +137,7 @@ impl Adapter {
                 self.scale,
             );
         }
-        AdapterSaved { mask, u }
+        AdapterSaved { mask, dropped, u }
     }
 
     /// The adapter's part of the backward pass for the output gradient `g` (`[n, out]`) of
@@ -161,12 +157,11 @@ impl Adapter {
             at, rank, inp, out, ..
         } = self.slot;
         let (a, b) = (self.a(params), self.b(params));
-        let xd = Self::dropped(x, saved.mask.as_ref());
+        let xd = saved.dropped.as_deref().unwrap_or(x);
         let mut du = vec![0f32; n * rank];
-        let mut back = zeroed(n * inp);
         let (da, db) = dparams[at..at + rank * (inp + out)].split_at_mut(rank * inp);
-        // SAFETY: g is n × out, B out × rank, du n × rank, u n × rank, A rank × inp, xd and
-        // back n × inp, ∂A rank × inp and ∂B out × rank (this adapter's part of dparams).
+        // SAFETY: g is n × out, B out × rank, du n × rank, u n × rank, A rank × inp, xd
+        // n × inp, ∂A rank × inp and ∂B out × rank (this adapter's part of dparams).
         unsafe {
             // ∂u = scale · g · B
             product(
@@ -195,27 +190,33 @@ impl Adapter {
                 (xd.as_ptr(), inp, 1),
                 1.0,
             );
-            // ∂dropout(x) = ∂u · A
-            product(
-                (n, inp, rank),
-                (back.as_mut_ptr(), inp, 1),
-                false,
-                (du.as_ptr(), rank, 1),
-                (a.as_ptr(), inp, 1),
-                1.0,
-            );
         }
-        match &saved.mask {
-            None => add_into(dx, &back),
-            Some(m) => dx
-                .par_chunks_mut(TASK)
-                .zip(back.par_chunks(TASK).zip(m.par_chunks(TASK)))
-                .for_each(|(dx, (bk, m))| {
-                    for ((d, b), m) in dx.iter_mut().zip(bk).zip(m) {
-                        *d += b * m;
+        // ∂x += (∂u · A) ⊙ mask, row by row (rank products per row, summed in rank order).
+        let rows_per_task = (TASK / inp).max(1);
+        dx.par_chunks_mut(rows_per_task * inp)
+            .enumerate()
+            .for_each(|(task, chunk)| {
+                let mut row = vec![0f32; inp];
+                for (j, dxr) in chunk.chunks_exact_mut(inp).enumerate() {
+                    let i = task * rows_per_task + j;
+                    row.fill(0.0);
+                    for (r, ar) in a.chunks_exact(inp).enumerate() {
+                        let c = du[i * rank + r];
+                        for (v, w) in row.iter_mut().zip(ar) {
+                            *v += c * w;
+                        }
                     }
-                }),
-        }
+                    match &saved.mask {
+                        None => dxr.iter_mut().zip(&row).for_each(|(d, v)| *d += v),
+                        Some(m) => {
+                            let mr = &m[i * inp..(i + 1) * inp];
+                            for ((d, v), m) in dxr.iter_mut().zip(&row).zip(mr) {
+                                *d += v * m;
+                            }
+                        }
+                    }
+                }
+            });
     }
 }
 
@@ -250,13 +251,12 @@ impl Proj {
         dx: &mut Option<Vec<f32>>,
         dparams: &mut [f32],
     ) -> candle_core::Result<()> {
-        let back = self.w.backward_cpu(g, n)?;
         let d = match dx {
             Some(d) => {
-                add_into(d, &back);
+                self.w.backward_cpu_add(g, n, d)?;
                 d
             }
-            None => dx.insert(back),
+            None => dx.insert(self.w.backward_cpu(g, n)?),
         };
         if let (Some(a), Some(s)) = (self.adapter, saved) {
             a.backward(params, x, s, g, n, d, dparams);
@@ -377,7 +377,8 @@ impl BlockOp {
                 vec![dq, dk, dv]
             }
             (Kind::Mlp, _, Some((gt, up))) => {
-                vec![swiglu_dg(gt, up, &dmid), swiglu_values(gt, &dmid)]
+                let (dg, du) = swiglu_backward(gt, up, &dmid);
+                vec![dg, du]
             }
             _ => candle_core::bail!("fused block: the forward pass kept nothing"),
         };

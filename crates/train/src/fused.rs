@@ -188,11 +188,6 @@ impl CustomOp2 for RmsNormBackward {
     }
 }
 
-/// `σ(g)`, as `1 / (1 + exp(−g))`.
-fn sigmoid(g: f32) -> f32 {
-    1.0 / (1.0 + (-g).exp())
-}
-
 /// `silu(g) = g / (1 + exp(−g))`, as candle computes it.
 fn silu(g: f32) -> f32 {
     g / (1.0 + (-g).exp())
@@ -208,18 +203,26 @@ pub(crate) fn swiglu_values(g: &[f32], u: &[f32]) -> Vec<f32> {
         .collect()
 }
 
-/// `∂g` of SwiGLU from `(g, u, ∂a)`: `∂a · u · σ(g) · (1 + g · (1 − σ(g)))`; `∂u` is
-/// `swiglu_values(g, ∂a)`.
-pub(crate) fn swiglu_dg(g: &[f32], u: &[f32], da: &[f32]) -> Vec<f32> {
-    g.par_iter()
-        .zip(u)
-        .zip(da)
-        .with_min_len(TASK)
-        .map(|((g, u), da)| {
-            let s = sigmoid(*g);
-            da * u * s * (1.0 + g * (1.0 - s))
-        })
-        .collect()
+/// `(∂g, ∂u)` of SwiGLU from `(g, u, ∂a)`: `∂g = ∂a · u · σ(g) · (1 + g · (1 − σ(g)))`,
+/// `∂u = ∂a · silu(g)`, with `σ(g) = 1 / (1 + e)` and `silu(g) = g / (1 + e)` from one
+/// `e = exp(−g)` (`silu` as [`swiglu_values`] computes it).
+pub(crate) fn swiglu_backward(g: &[f32], u: &[f32], da: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    let mut dg = zeroed(g.len());
+    let mut du = zeroed(g.len());
+    dg.par_chunks_mut(TASK)
+        .zip(du.par_chunks_mut(TASK))
+        .enumerate()
+        .for_each(|(c, (dg, du))| {
+            let at = c * TASK;
+            for (i, (dg, du)) in dg.iter_mut().zip(du.iter_mut()).enumerate() {
+                let (g, u, da) = (g[at + i], u[at + i], da[at + i]);
+                let one_e = 1.0 + (-g).exp();
+                let s = 1.0 / one_e;
+                *dg = da * u * s * (1.0 + g * (1.0 - s));
+                *du = da * (g / one_e);
+            }
+        });
+    (dg, du)
 }
 
 /// One row of the causal softmax of attention scores, in place: raw scores in, probabilities
@@ -277,7 +280,8 @@ mod tests {
             rms_norm_rows(&x, &w, 1e-5),
             rms_norm_backward_rows(&x, &g, &w, 1e-5, Some(&g)),
             swiglu_values(&x, &g),
-            swiglu_dg(&x, &g, &g),
+            swiglu_backward(&x, &g, &g).0,
+            swiglu_backward(&x, &g, &g).1,
             p,
             ds,
             zeroed(n),
@@ -305,7 +309,21 @@ mod tests {
         };
         assert_eq!(bits(&one), bits(&run(3)));
         assert_eq!(bits(&one), bits(&run(4)));
-        assert!(one[6].iter().all(|v| *v == 0.0));
+        assert!(one[7].iter().all(|v| *v == 0.0));
+    }
+
+    #[test]
+    fn swiglus_input_gradient_is_the_forward_op_on_the_output_gradient() {
+        let g: Vec<f32> = (0..40_000).map(|i| (i as f32 * 0.37).sin() * 6.0).collect();
+        let u: Vec<f32> = (0..40_000).map(|i| (i as f32 * 0.11).cos()).collect();
+        let da: Vec<f32> = (0..40_000).map(|i| (i as f32 * 0.05).sin()).collect();
+        let (dg, du) = swiglu_backward(&g, &u, &da);
+        assert_eq!(du, swiglu_values(&g, &da));
+        for i in (0..40_000).step_by(997) {
+            let s = 1.0 / (1.0 + (-g[i]).exp());
+            let want = da[i] * u[i] * s * (1.0 + g[i] * (1.0 - s));
+            assert_eq!(dg[i], want);
+        }
     }
 
     #[test]
@@ -341,7 +359,7 @@ mod tests {
         )
         .unwrap();
         let swiglu = (x.silu().unwrap() * &g).unwrap();
-        for (fused, chain) in [(&ops[0], norm), (&ops[4], soft), (&ops[2], swiglu)] {
+        for (fused, chain) in [(&ops[0], norm), (&ops[5], soft), (&ops[2], swiglu)] {
             let chain = chain.flatten_all().unwrap().to_vec1::<f32>().unwrap();
             let diff = fused
                 .iter()

@@ -50,26 +50,53 @@ impl Frozen {
     /// `y (m × out) = x (m × in) · Wᵀ` on the CPU: the packed tiles, else the `gemm` crate
     /// over `W`'s values, on the current rayon pool.
     pub fn forward_cpu(&self, x: &[f32], m: usize) -> candle_core::Result<Vec<f32>> {
-        self.product(x, m, false)
+        let (out, inp) = self.w.dims2()?;
+        let mut y = crate::fused::zeroed(m * out);
+        self.product(x, m, (out, inp), false, false, &mut y)?;
+        Ok(y)
     }
 
     /// `dx (m × in) = g (m × out) · W` on the CPU, as [`Frozen::forward_cpu`].
     pub fn backward_cpu(&self, g: &[f32], m: usize) -> candle_core::Result<Vec<f32>> {
-        self.product(g, m, true)
+        let (out, inp) = self.w.dims2()?;
+        let mut dx = crate::fused::zeroed(m * inp);
+        self.product(g, m, (out, inp), true, false, &mut dx)?;
+        Ok(dx)
     }
 
-    fn product(&self, x: &[f32], m: usize, back: bool) -> candle_core::Result<Vec<f32>> {
-        let (out, inp) = self.w.dims2()?;
+    /// `dx (m × in) += g (m × out) · W` on the CPU (the gradient of an input several frozen
+    /// layers read), as [`Frozen::forward_cpu`].
+    pub fn backward_cpu_add(&self, g: &[f32], m: usize, dx: &mut [f32]) -> candle_core::Result<()> {
+        let dims = self.w.dims2()?;
+        self.product(g, m, dims, true, true, dx)
+    }
+
+    /// `y (+)= x · Wᵀ` (`back`: `x · W`) for `m` rows, `W` being `(out, inp)`.
+    fn product(
+        &self,
+        x: &[f32],
+        m: usize,
+        (out, inp): (usize, usize),
+        back: bool,
+        acc: bool,
+        y: &mut [f32],
+    ) -> candle_core::Result<()> {
         let (k, n) = if back { (out, inp) } else { (inp, out) };
-        if x.len() != m * k {
-            candle_core::bail!("frozen product: {} values for {m} rows of {k}", x.len());
+        if x.len() != m * k || y.len() != m * n {
+            candle_core::bail!(
+                "frozen product: {} values for {m} rows of {k}, {} for rows of {n}",
+                x.len(),
+                y.len()
+            );
         }
-        let mut y = crate::fused::zeroed(m * n);
         if let Some(p) = &self.packed {
-            p[usize::from(back)]
-                .matmul_t(x, m, &mut y)
-                .map_err(candle_core::Error::wrap)?;
-            return Ok(y);
+            let p = &p[usize::from(back)];
+            let r = if acc {
+                p.matmul_t_add(x, m, y)
+            } else {
+                p.matmul_t(x, m, y)
+            };
+            return r.map_err(candle_core::Error::wrap);
         }
         let (storage, layout) = self.w.storage_and_layout();
         let (candle_core::Storage::Cpu(CpuStorage::F32(w)), Some((a, b))) =
@@ -81,7 +108,7 @@ impl Frozen {
         // W is out × in, row-major: as the right operand, Wᵀ (in × out) has row stride 1 and
         // column stride in; W itself row stride in and column stride 1.
         let (rs, cs) = if back { (inp, 1) } else { (1, inp) };
-        // SAFETY: x holds m × k values, w out × in, y m × n; y is a fresh buffer.
+        // SAFETY: x holds m × k values, w out × in, y m × n (checked above).
         unsafe {
             gemm::gemm(
                 m,
@@ -90,14 +117,14 @@ impl Frozen {
                 y.as_mut_ptr(),
                 1,
                 n as isize,
-                false,
+                acc,
                 x.as_ptr(),
                 1,
                 k as isize,
                 w.as_ptr(),
                 cs as isize,
                 rs as isize,
-                0.0,
+                if acc { 1.0 } else { 0.0 },
                 1.0,
                 false,
                 false,
@@ -105,7 +132,7 @@ impl Frozen {
                 gemm::Parallelism::Rayon(rayon::current_num_threads()),
             )
         };
-        Ok(y)
+        Ok(())
     }
 }
 

@@ -13,8 +13,9 @@ pub(crate) const NR: usize = 32;
 /// Rows are handed to the matrix multiply in multiples of this (every tile height divides it).
 pub(crate) const MR: usize = 12;
 
-/// `c[r][p·NR..p·NR+NR] = bias + a[r] · panel_p` for `rows` rows starting at `a` (row stride
-/// `lda`), `k` inputs, panels `p0..p1` of `packed` ([`pack_panels`]).
+/// `c[r][p·NR..p·NR+NR] = bias + a[r] · panel_p` (with `acc`: `c[r][…] += a[r] · panel_p`,
+/// `bias` unread) for `rows` rows starting at `a` (row stride `lda`), `k` inputs, panels
+/// `p0..p1` of `packed` ([`pack_panels`]).
 ///
 /// # Safety
 /// The CPU must have the features the implementation is compiled for; `a` must hold `rows`
@@ -28,6 +29,7 @@ pub(crate) type Matmul = unsafe fn(
     usize,
     *const f32,
     *const f32,
+    bool,
     usize,
     usize,
     *mut f32,
@@ -111,6 +113,7 @@ unsafe fn matmul_with<T: Tile>(
     k: usize,
     packed: *const f32,
     bias: *const f32,
+    acc: bool,
     p0: usize,
     p1: usize,
     c: *mut f32,
@@ -125,7 +128,7 @@ unsafe fn matmul_with<T: Tile>(
             while k0 < k {
                 let kc = KC.min(k - k0);
                 let panel = packed.add(p * k * NR + k0 * NR);
-                let first = k0 == 0;
+                let first = k0 == 0 && !acc;
                 let mut r = 0;
                 while r < rows {
                     let n = T::FULL.min(rows - r);
@@ -320,13 +323,14 @@ pub(crate) unsafe fn avx512(
     k: usize,
     packed: *const f32,
     bias: *const f32,
+    acc: bool,
     p0: usize,
     p1: usize,
     c: *mut f32,
     ldc: usize,
 ) {
     // SAFETY: forwarded contract.
-    unsafe { matmul_with::<x86::Avx512>(a, lda, rows, k, packed, bias, p0, p1, c, ldc) }
+    unsafe { matmul_with::<x86::Avx512>(a, lda, rows, k, packed, bias, acc, p0, p1, c, ldc) }
 }
 
 /// The AVX2 + FMA matrix multiply ([`Matmul`]).
@@ -343,13 +347,14 @@ pub(crate) unsafe fn avx2(
     k: usize,
     packed: *const f32,
     bias: *const f32,
+    acc: bool,
     p0: usize,
     p1: usize,
     c: *mut f32,
     ldc: usize,
 ) {
     // SAFETY: forwarded contract.
-    unsafe { matmul_with::<x86::Avx2>(a, lda, rows, k, packed, bias, p0, p1, c, ldc) }
+    unsafe { matmul_with::<x86::Avx2>(a, lda, rows, k, packed, bias, acc, p0, p1, c, ldc) }
 }
 
 #[cfg(all(test, target_arch = "x86_64"))]
@@ -393,6 +398,7 @@ mod tests {
                         k,
                         packed.as_ptr(),
                         bias.as_ptr(),
+                        false,
                         0,
                         n / NR,
                         c.as_mut_ptr(),
@@ -440,6 +446,7 @@ mod tests {
                                 k,
                                 packed.as_ptr(),
                                 bias.as_ptr(),
+                                false,
                                 0,
                                 n / NR,
                                 c.as_mut_ptr().add(r0 * n),

@@ -126,6 +126,27 @@ impl PackedMatrix {
 
     /// `y (m × n) = x (m × k) · Wᵀ`, both row-major. An error when the lengths do not match.
     pub fn matmul_t(&self, x: &[f32], m: usize, y: &mut [f32]) -> Result<()> {
+        self.product(x, m, y, false)
+    }
+
+    /// `y (m × n) += x (m × k) · Wᵀ`: [`PackedMatrix::matmul_t`] adding to what `y` holds
+    /// (each value's sum starts from `y`'s value), e.g. the gradient of an input read by
+    /// several frozen layers.
+    ///
+    /// ```
+    /// use pgraphrag_retrieval::dense::PackedMatrix;
+    /// let w = vec![1.0f32; 32 * 2];
+    /// if let Some(p) = PackedMatrix::new(&w, 32, 2).unwrap() {
+    ///     let mut y = vec![10.0f32; 32];
+    ///     p.matmul_t_add(&[1.0, 2.0], 1, &mut y).unwrap();
+    ///     assert_eq!(y[0], 13.0);
+    /// }
+    /// ```
+    pub fn matmul_t_add(&self, x: &[f32], m: usize, y: &mut [f32]) -> Result<()> {
+        self.product(x, m, y, true)
+    }
+
+    fn product(&self, x: &[f32], m: usize, y: &mut [f32], acc: bool) -> Result<()> {
         if x.len() != m * self.k || y.len() != m * self.n {
             return Err(Error::InvalidInput(format!(
                 "x · Wᵀ with W {} x {}: x needs {} values (got {}), y {} (got {})",
@@ -148,6 +169,7 @@ impl PackedMatrix {
                 self.n,
                 &self.panels,
                 &self.zeros,
+                acc,
                 y,
                 &|_| {},
             )
@@ -156,8 +178,9 @@ impl PackedMatrix {
     }
 }
 
-/// `y (m × n) = x (m × k) · Wᵀ + bias`, then `after` on each finished row segment, over tasks
-/// of row chunks × panel groups (about 4 per thread of the current rayon pool).
+/// `y (m × n) = x (m × k) · Wᵀ + bias` (with `acc`: `y += x · Wᵀ`), then `after` on each
+/// finished row segment, over tasks of row chunks × panel groups (about 4 per thread of the
+/// current rayon pool).
 ///
 /// # Safety
 /// `matmul` must run on this CPU; `x` holds `m × k` values, `panels` the [`pack_panels`] of an
@@ -171,6 +194,7 @@ pub(crate) unsafe fn par_matmul(
     n: usize,
     panels: &[f32],
     bias: &[f32],
+    acc: bool,
     y: &mut [f32],
     after: &(dyn Fn(&mut [f32]) + Sync),
 ) {
@@ -205,6 +229,7 @@ pub(crate) unsafe fn par_matmul(
                 k,
                 panels.as_ptr(),
                 bias.as_ptr(),
+                acc,
                 p0,
                 p1,
                 yp.get().add(r0 * n),
@@ -252,6 +277,28 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_adding_product_adds_to_what_y_holds() {
+        // k over two blocks of inputs, rows leaving a partial tile.
+        let (m, k, n) = (17, 300, 64);
+        let x: Vec<f32> = (0..m * k).map(|i| (i as f32 * 0.13).sin()).collect();
+        let w: Vec<f32> = (0..n * k).map(|i| (i as f32 * 0.07).cos()).collect();
+        let Some(p) = PackedMatrix::new(&w, n, k).unwrap() else {
+            return;
+        };
+        let y0: Vec<f32> = (0..m * n).map(|i| i as f32 * 0.5 - 3.0).collect();
+        let mut plain = vec![0f32; m * n];
+        p.matmul_t(&x, m, &mut plain).unwrap();
+        let mut y = y0.clone();
+        p.matmul_t_add(&x, m, &mut y).unwrap();
+        for ((a, b), c) in y.iter().zip(&plain).zip(&y0) {
+            assert!(
+                (a - (b + c)).abs() < 1e-4 * (1.0 + c.abs()),
+                "{a} vs {b} + {c}"
+            );
         }
     }
 
