@@ -344,17 +344,18 @@ impl BlockOp {
         ))
     }
 
-    /// `(∂x, ∂adapters)` from the output gradient `g`.
+    /// `∂x` from the output gradient `g`; the adapters' gradients go to their places in
+    /// `dparams`.
     fn backward(
         &self,
         x: &[f32],
         params: &[f32],
         s: &Saved,
         g: &[f32],
-    ) -> candle_core::Result<(Vec<f32>, Vec<f32>)> {
+        dparams: &mut [f32],
+    ) -> candle_core::Result<Vec<f32>> {
         let d = self.norm.len();
         let n = x.len() / d;
-        let mut dparams = vec![0f32; params.len()];
         let last = self.projs.len() - 1;
         // The last projection (o, down) reads `mid`.
         let mut dmid = None;
@@ -365,7 +366,7 @@ impl BlockOp {
             g,
             n,
             &mut dmid,
-            &mut dparams,
+            dparams,
         )?;
         let Some(dmid) = dmid else {
             candle_core::bail!("fused block: no gradient for the middle values");
@@ -391,25 +392,37 @@ impl BlockOp {
                 go,
                 n,
                 &mut dh,
-                &mut dparams,
+                dparams,
             )?;
         }
         let Some(dh) = dh else {
             candle_core::bail!("fused block: no gradient for the normalised input");
         };
-        Ok((
-            rms_norm_backward_rows(x, &dh, &self.norm, self.eps, Some(g)),
-            dparams,
+        Ok(rms_norm_backward_rows(
+            x,
+            &dh,
+            &self.norm,
+            self.eps,
+            Some(g),
         ))
     }
 }
 
-impl CustomOp2 for BlockOp {
+/// Every half of every block, in order, as one [`CustomOp2`] of `(x [n, d], adapters [P])`
+/// → `[n, d]`: one node of the autograd graph for the whole stack, so candle's backward pass
+/// allocates and adds one input gradient instead of one per half. Each half's adapters lie at
+/// their own offsets of the flat parameters.
+struct StackOp {
+    halves: Vec<BlockOp>,
+    /// Whether any half has an adapter (else the parameters get no gradient).
+    adapted: bool,
+    /// The input of every half, kept by the forward pass for the backward one.
+    inputs: Mutex<Vec<Vec<f32>>>,
+}
+
+impl CustomOp2 for StackOp {
     fn name(&self) -> &'static str {
-        match self.kind {
-            Kind::Attention(_) => "attention-block",
-            Kind::Mlp => "mlp-block",
-        }
+        "llama-blocks"
     }
 
     fn cpu_fwd(
@@ -420,13 +433,19 @@ impl CustomOp2 for BlockOp {
         l2: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
         let (x, params) = (cpu_values(s1, l1)?, cpu_values(s2, l2)?);
-        let d = self.norm.len();
-        if d == 0 || l1.dims().len() != 2 || l1.dims()[1] != d {
-            candle_core::bail!("fused block: input {:?}, hidden size {d}", l1.dims());
+        let mut inputs = Vec::with_capacity(self.halves.len());
+        let mut cur = x.to_vec();
+        for half in &self.halves {
+            let d = half.norm.len();
+            if d == 0 || l1.dims().len() != 2 || l1.dims()[1] != d {
+                candle_core::bail!("fused block: input {:?}, hidden size {d}", l1.dims());
+            }
+            let (y, saved) = half.forward(&cur, params)?;
+            *half.saved.lock().unwrap_or_else(|e| e.into_inner()) = Some(saved);
+            inputs.push(std::mem::replace(&mut cur, y));
         }
-        let (y, saved) = self.forward(x, params)?;
-        *self.saved.lock().unwrap_or_else(|e| e.into_inner()) = Some(saved);
-        Ok((CpuStorage::F32(y), l1.shape().clone()))
+        *self.inputs.lock().unwrap_or_else(|e| e.into_inner()) = inputs;
+        Ok((CpuStorage::F32(cur), l1.shape().clone()))
     }
 
     fn bwd(
@@ -438,24 +457,27 @@ impl CustomOp2 for BlockOp {
     ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
         let grad = grad.contiguous()?;
         let (gs, gl) = grad.storage_and_layout();
-        let (xs, xl) = x.storage_and_layout();
         let (ps, pl) = params.storage_and_layout();
-        let (Storage::Cpu(gs), Storage::Cpu(xs), Storage::Cpu(ps)) = (&*gs, &*xs, &*ps) else {
+        let (Storage::Cpu(gs), Storage::Cpu(ps)) = (&*gs, &*ps) else {
             candle_core::bail!("fused block backward: CPU tensors only");
         };
-        let saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(s) = saved.as_ref() else {
+        let params_v = cpu_values(ps, pl)?;
+        let inputs = self.inputs.lock().unwrap_or_else(|e| e.into_inner());
+        if inputs.len() != self.halves.len() {
             candle_core::bail!("fused block backward without a forward pass");
-        };
-        let (dx, dp) = self.backward(
-            cpu_values(xs, xl)?,
-            cpu_values(ps, pl)?,
-            s,
-            cpu_values(gs, gl)?,
-        )?;
-        let dx = Tensor::from_vec(dx, x.shape(), &Device::Cpu)?;
-        let dp = if self.projs.iter().any(|p| p.adapter.is_some()) {
-            Some(Tensor::from_vec(dp, params.shape(), &Device::Cpu)?)
+        }
+        let mut dparams = vec![0f32; params_v.len()];
+        let mut g = cpu_values(gs, gl)?.to_vec();
+        for (half, input) in self.halves.iter().zip(inputs.iter()).rev() {
+            let saved = half.saved.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(s) = saved.as_ref() else {
+                candle_core::bail!("fused block backward without a forward pass");
+            };
+            g = half.backward(input, params_v, s, &g, &mut dparams)?;
+        }
+        let dx = Tensor::from_vec(g, x.shape(), &Device::Cpu)?;
+        let dp = if self.adapted {
+            Some(Tensor::from_vec(dparams, params.shape(), &Device::Cpu)?)
         } else {
             None
         };
@@ -478,23 +500,23 @@ pub(crate) fn applies(x: &Tensor) -> bool {
     x.device().is_cpu() && x.dtype() == DType::F32
 }
 
-/// `x + half(x)` for `x` `[n, d]` on the CPU: one node of the autograd graph, gradients to
-/// `x` and to `lora`'s adapters of block `li`.
-pub(crate) fn apply(
-    x: &Tensor,
+/// One half as a [`BlockOp`] whose adapters (`lora`'s of block `li` among the half's
+/// targets) lie from `offset` in the stack's flat parameters, and those parameters.
+fn half_op(
     half: Half<'_>,
     lora: Option<&Lora>,
     li: usize,
     dropout_seed: Option<u64>,
-) -> candle_core::Result<Tensor> {
+    offset: usize,
+) -> candle_core::Result<(BlockOp, Option<Tensor>)> {
     let targets: Vec<LoraTarget> = half.projs.iter().map(|(_, t)| *t).collect();
     let found = match lora {
         Some(l) => l.block_params(li, &targets)?,
         None => None,
     };
     let (params, slots) = match found {
-        Some((p, s)) => (p, s),
-        None => (Tensor::zeros(0, DType::F32, x.device())?, Vec::new()),
+        Some((p, s)) => (Some(p), s),
+        None => (None, Vec::new()),
     };
     let projs = half
         .projs
@@ -504,7 +526,10 @@ pub(crate) fn apply(
             adapter: slots.iter().find(|s| s.target == *tg).and_then(|&slot| {
                 let l = lora?;
                 Some(Adapter {
-                    slot,
+                    slot: AdapterSlot {
+                        at: slot.at + offset,
+                        ..slot
+                    },
                     scale: l.config().scale() as f32,
                     dropout: l
                         .dropout_seed(li, *tg, dropout_seed)
@@ -522,6 +547,38 @@ pub(crate) fn apply(
         eps: half.eps,
         projs,
         saved: Mutex::new(None),
+    };
+    Ok((op, params))
+}
+
+/// `x` (`[n, d]`) through every half in order (block `li` of each `(li, half)`), each adding
+/// its output to the residual stream, on the CPU: one node of the autograd graph, gradients
+/// to `x` and to `lora`'s adapters.
+pub(crate) fn apply(
+    x: &Tensor,
+    halves: Vec<(usize, Half<'_>)>,
+    lora: Option<&Lora>,
+    dropout_seed: Option<u64>,
+) -> candle_core::Result<Tensor> {
+    let (mut ops, mut parts, mut offset) = (Vec::with_capacity(halves.len()), Vec::new(), 0);
+    for (li, half) in halves {
+        let (op, params) = half_op(half, lora, li, dropout_seed, offset)?;
+        if let Some(p) = params {
+            offset += p.elem_count();
+            parts.push(p);
+        }
+        ops.push(op);
+    }
+    let adapted = !parts.is_empty();
+    let params = if adapted {
+        Tensor::cat(&parts, 0)?
+    } else {
+        Tensor::zeros(0, DType::F32, x.device())?
+    };
+    let op = StackOp {
+        halves: ops,
+        adapted,
+        inputs: Mutex::new(Vec::new()),
     };
     x.contiguous()?.apply_op2(&params, op)
 }

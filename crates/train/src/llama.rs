@@ -408,7 +408,7 @@ impl Llama {
             sin: table(sin)?,
             scale: 1.0 / (c.head_dim as f32).sqrt(),
         };
-        let mut x = x.reshape((b * t, c.n_embd))?;
+        let mut halves = Vec::with_capacity(2 * self.layers.len());
         for (li, blk) in self.layers.iter().enumerate() {
             let attn = block::Half {
                 norm: &blk.attn_norm,
@@ -421,7 +421,7 @@ impl Llama {
                 ],
                 attention: Some(shape.clone()),
             };
-            x = block::apply(&x, attn, lora, li, seed)?;
+            halves.push((li, attn));
             let mlp = block::Half {
                 norm: &blk.ffn_norm,
                 eps: c.eps,
@@ -432,9 +432,9 @@ impl Llama {
                 ],
                 attention: None,
             };
-            x = block::apply(&x, mlp, lora, li, seed)?;
+            halves.push((li, mlp));
         }
-        x.reshape((b, t, c.n_embd))
+        block::apply(&x.reshape((b * t, c.n_embd))?, halves, lora, seed)?.reshape((b, t, c.n_embd))
     }
 
     /// Logits of hidden states (`[..., n_embd]` → `[..., vocab]`); compute them only for the
