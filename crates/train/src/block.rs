@@ -36,7 +36,7 @@ fn add_into(y: &mut [f32], x: &[f32]) {
 }
 
 /// `c (m × n) [+]= beta · a (m × k) · b (k × n)`, element `(i, j)` of each matrix at
-/// `ptr + i·rs + j·cs`, on the calling thread.
+/// `ptr + i·rs + j·cs`, on the current rayon pool.
 ///
 /// # Safety
 /// Every element addressed lies inside its buffer; `c` overlaps neither `a` nor `b`.
@@ -69,7 +69,7 @@ unsafe fn product(
             false,
             false,
             false,
-            Parallelism::None,
+            Parallelism::Rayon(rayon::current_num_threads()),
         )
     }
 }

@@ -50,18 +50,26 @@ impl Frozen {
     /// `y (m × out) = x (m × in) · Wᵀ` on the CPU: the packed tiles, else the `gemm` crate
     /// over `W`'s values, on the current rayon pool.
     pub fn forward_cpu(&self, x: &[f32], m: usize) -> candle_core::Result<Vec<f32>> {
-        let (out, inp) = self.w.dims2()?;
-        let mut y = crate::fused::zeroed(m * out);
-        self.product(x, m, (out, inp), false, false, &mut y)?;
-        Ok(y)
+        self.new_product(x, m, false)
     }
 
     /// `dx (m × in) = g (m × out) · W` on the CPU, as [`Frozen::forward_cpu`].
     pub fn backward_cpu(&self, g: &[f32], m: usize) -> candle_core::Result<Vec<f32>> {
+        self.new_product(g, m, true)
+    }
+
+    /// `x · Wᵀ` (`back`: `x · W`) for `m` rows as a new vector: on the packed tiles written
+    /// once, else zeroed and computed by [`Frozen::product`].
+    fn new_product(&self, x: &[f32], m: usize, back: bool) -> candle_core::Result<Vec<f32>> {
+        if let Some(p) = &self.packed {
+            return p[usize::from(back)]
+                .matmul_t_new(x, m)
+                .map_err(candle_core::Error::wrap);
+        }
         let (out, inp) = self.w.dims2()?;
-        let mut dx = crate::fused::zeroed(m * inp);
-        self.product(g, m, (out, inp), true, false, &mut dx)?;
-        Ok(dx)
+        let mut y = crate::fused::zeroed(m * if back { inp } else { out });
+        self.product(x, m, (out, inp), back, false, &mut y)?;
+        Ok(y)
     }
 
     /// `dx (m × in) += g (m × out) · W` on the CPU (the gradient of an input several frozen

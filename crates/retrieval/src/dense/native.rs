@@ -417,7 +417,18 @@ impl NativeBert {
             // SAFETY: `matmul` comes from kernels picked for this CPU's features; x holds
             // m×k, the panels k×n (n a multiple of NR), the bias n and y m×n floats.
             unsafe {
-                super::packed::par_matmul(matmul, x, m, k, n, &lin.w, &lin.b, false, y, &after);
+                super::packed::par_matmul(
+                    matmul,
+                    x,
+                    m,
+                    k,
+                    n,
+                    &lin.w,
+                    &lin.b,
+                    false,
+                    y.as_mut_ptr(),
+                    Some(&after),
+                );
             }
             return;
         }

@@ -170,21 +170,65 @@ impl PackedMatrix {
                 &self.panels,
                 &self.zeros,
                 acc,
-                y,
-                &|_| {},
+                y.as_mut_ptr(),
+                None,
             )
         };
         Ok(())
     }
+
+    /// `x (m × k) · Wᵀ` as a new `m × n` vector (row-major), written once by the product
+    /// (no zeroing pass first). An error when `x` does not hold `m × k` values.
+    ///
+    /// ```
+    /// use pgraphrag_retrieval::dense::PackedMatrix;
+    /// let w = vec![0.5f32; 32 * 2];
+    /// if let Some(p) = PackedMatrix::new(&w, 32, 2).unwrap() {
+    ///     let y = p.matmul_t_new(&[1.0, 3.0], 1).unwrap();
+    ///     assert_eq!((y.len(), y[31]), (32, 2.0));
+    /// }
+    /// ```
+    pub fn matmul_t_new(&self, x: &[f32], m: usize) -> Result<Vec<f32>> {
+        if x.len() != m * self.k {
+            return Err(Error::InvalidInput(format!(
+                "x · Wᵀ with W {} x {}: x needs {} values (got {})",
+                self.n,
+                self.k,
+                m * self.k,
+                x.len()
+            )));
+        }
+        let mut y: Vec<f32> = Vec::with_capacity(m * self.n);
+        // SAFETY: as in `product`; without `acc` every value of the m × n output is written
+        // (from the bias at the first block of inputs) before anything reads it, and `after`
+        // is not called, so no reference to unwritten values is made.
+        unsafe {
+            par_matmul(
+                self.matmul,
+                x,
+                m,
+                self.k,
+                self.n,
+                &self.panels,
+                &self.zeros,
+                false,
+                y.spare_capacity_mut().as_mut_ptr().cast::<f32>(),
+                None,
+            );
+            y.set_len(m * self.n);
+        }
+        Ok(y)
+    }
 }
 
-/// `y (m × n) = x (m × k) · Wᵀ + bias` (with `acc`: `y += x · Wᵀ`), then `after` on each
-/// finished row segment, over tasks of row chunks × panel groups (about 4 per thread of the
-/// current rayon pool).
+/// `y (m × n) = x (m × k) · Wᵀ + bias` (with `acc`: `y += x · Wᵀ`), then `after` (if any) on
+/// each finished row segment, over tasks of row chunks × panel groups (about 4 per thread of
+/// the current rayon pool).
 ///
 /// # Safety
 /// `matmul` must run on this CPU; `x` holds `m × k` values, `panels` the [`pack_panels`] of an
-/// `n × k` matrix (`n` a multiple of [`NR`]), `bias` `n` and `y` `m × n` values.
+/// `n × k` matrix (`n` a multiple of [`NR`]), `bias` `n` and `y` room for `m × n` values,
+/// initialised where `acc` or `after` reads them.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn par_matmul(
     matmul: Matmul,
@@ -195,8 +239,8 @@ pub(crate) unsafe fn par_matmul(
     panels: &[f32],
     bias: &[f32],
     acc: bool,
-    y: &mut [f32],
-    after: &(dyn Fn(&mut [f32]) + Sync),
+    y: *mut f32,
+    after: Option<&(dyn Fn(&mut [f32]) + Sync)>,
 ) {
     let threads = rayon::current_num_threads().max(1);
     let n_panels = n / NR;
@@ -208,7 +252,7 @@ pub(crate) unsafe fn par_matmul(
     let row_chunks = tiles.min(want.max(tiles.div_ceil(8)));
     let groups = (want.div_ceil(row_chunks)).clamp(1, n_panels);
     let per_group = n_panels.div_ceil(groups);
-    let yp = SendPtr::new(y.as_mut_ptr());
+    let yp = SendPtr::new(y);
     (0..row_chunks * groups).into_par_iter().for_each(|task| {
         let (rc, g) = (task / groups, task % groups);
         let r0 = rc * tiles / row_chunks * MR;
@@ -235,10 +279,14 @@ pub(crate) unsafe fn par_matmul(
                 yp.get().add(r0 * n),
                 n,
             );
-            for r in r0..r0 + rows {
-                let seg =
-                    std::slice::from_raw_parts_mut(yp.get().add(r * n + p0 * NR), (p1 - p0) * NR);
-                after(seg);
+            if let Some(after) = after {
+                for r in r0..r0 + rows {
+                    let seg = std::slice::from_raw_parts_mut(
+                        yp.get().add(r * n + p0 * NR),
+                        (p1 - p0) * NR,
+                    );
+                    after(seg);
+                }
             }
         }
     });
