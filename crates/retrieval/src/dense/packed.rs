@@ -221,6 +221,9 @@ impl PackedMatrix {
     }
 }
 
+/// What [`par_matmul`] runs on each finished row segment of its output.
+pub(crate) type RowSegment<'a> = &'a (dyn Fn(&mut [f32]) + Sync);
+
 /// `y (m × n) = x (m × k) · Wᵀ + bias` (with `acc`: `y += x · Wᵀ`), then `after` (if any) on
 /// each finished row segment, over tasks of row chunks × panel groups (about 4 per thread of
 /// the current rayon pool).
@@ -240,7 +243,7 @@ pub(crate) unsafe fn par_matmul(
     bias: &[f32],
     acc: bool,
     y: *mut f32,
-    after: Option<&(dyn Fn(&mut [f32]) + Sync)>,
+    after: Option<RowSegment<'_>>,
 ) {
     let threads = rayon::current_num_threads().max(1);
     let n_panels = n / NR;
