@@ -416,6 +416,9 @@ struct StackOp {
     halves: Vec<BlockOp>,
     /// Whether any half has an adapter (else the parameters get no gradient).
     adapted: bool,
+    /// Whether a backward pass can follow (the input or the adapters are tracked): only
+    /// then does the forward pass keep what the backward one reads.
+    keep: bool,
     /// The input of every half, kept by the forward pass for the backward one.
     inputs: Mutex<Vec<Vec<f32>>>,
 }
@@ -441,8 +444,11 @@ impl CustomOp2 for StackOp {
                 candle_core::bail!("fused block: input {:?}, hidden size {d}", l1.dims());
             }
             let (y, saved) = half.forward(&cur, params)?;
-            *half.saved.lock().unwrap_or_else(|e| e.into_inner()) = Some(saved);
-            inputs.push(std::mem::replace(&mut cur, y));
+            let input = std::mem::replace(&mut cur, y);
+            if self.keep {
+                *half.saved.lock().unwrap_or_else(|e| e.into_inner()) = Some(saved);
+                inputs.push(input);
+            }
         }
         *self.inputs.lock().unwrap_or_else(|e| e.into_inner()) = inputs;
         Ok((CpuStorage::F32(cur), l1.shape().clone()))
@@ -578,6 +584,7 @@ pub(crate) fn apply(
     let op = StackOp {
         halves: ops,
         adapted,
+        keep: x.track_op() || params.track_op(),
         inputs: Mutex::new(Vec::new()),
     };
     x.contiguous()?.apply_op2(&params, op)
