@@ -6,7 +6,8 @@
 # computation) and the speed ratio.
 #
 #   scripts/bench_train.sh [MODEL] [THREADS]   (defaults: models/SmolLM2-135M-Instruct.Q4_1.gguf, 2)
-#   BATCH, SEQ, ANSWER, STEPS override 4, 128, 8, 5. PROFILE=dev reuses a test build.
+#   BATCH, SEQ, ANSWER, STEPS override 4, 128, 8, 5. REPS=N runs N interleaved rounds (Rust, then
+#   PyTorch) and reports the median ratio. PROFILE=dev reuses a test build.
 #   DEVICE=cuda (or cuda:N) runs both sides on that GPU: the Rust side is built with
 #   `--features cuda` (a CUDA toolkit at build time). BIN=PATH runs a bench_train binary built
 #   elsewhere instead of building one (the GPU machine has no Rust toolchain).
@@ -16,7 +17,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 MODEL="${1:-$ROOT/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
 THREADS="${2:-2}"
-BATCH="${BATCH:-4}" SEQ="${SEQ:-128}" ANSWER="${ANSWER:-8}" STEPS="${STEPS:-5}"
+BATCH="${BATCH:-4}" SEQ="${SEQ:-128}" ANSWER="${ANSWER:-8}" STEPS="${STEPS:-5}" REPS="${REPS:-1}"
 DEVICE="${DEVICE:-cpu}"
 FEATURES=()
 [ "$DEVICE" = cpu ] || FEATURES=(--features cuda)
@@ -51,14 +52,23 @@ export RAYON_NUM_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" MKL_NUM_THREADS="
 # thread was 4x faster on 2 cores; since the frozen projections run on the packed tiles, THREADS
 # element-wise threads are faster (docs/train.md, "Speed"). CANDLE_NUM_THREADS=1 compares.
 export CANDLE_NUM_THREADS="${CANDLE_NUM_THREADS:-$THREADS}"
-"$BIN" --model "$MODEL" --batch "$BATCH" --seq "$SEQ" --answer "$ANSWER" --steps "$STEPS" --device "$DEVICE" --export "$WORK" > "$WORK/rust.json"
-"$PYTHON" "$ROOT/scripts/bench_train.py" "$WORK" "$THREADS" "$STEPS" "$DEVICE" > "$WORK/torch.json"
-cat "$WORK/rust.json" "$WORK/torch.json"
-python3 - "$WORK/rust.json" "$WORK/torch.json" <<'PY'
-import json, sys
-r, t = (json.load(open(p)) for p in sys.argv[1:3])
+# REPS rounds, each the Rust side then PyTorch (interleaved, so both see the same machine);
+# the ratio is reported per round and as the median over rounds.
+for i in $(seq 1 "$REPS"); do
+  "$BIN" --model "$MODEL" --batch "$BATCH" --seq "$SEQ" --answer "$ANSWER" --steps "$STEPS" --device "$DEVICE" --export "$WORK" > "$WORK/rust.$i.json"
+  "$PYTHON" "$ROOT/scripts/bench_train.py" "$WORK" "$THREADS" "$STEPS" "$DEVICE" > "$WORK/torch.$i.json"
+  cat "$WORK/rust.$i.json" "$WORK/torch.$i.json"
+done
+python3 - "$WORK" "$REPS" <<'PY'
+import json, statistics, sys
+work, reps = sys.argv[1], int(sys.argv[2])
+rounds = [tuple(json.load(open(f"{work}/{side}.{i}.json")) for side in ("rust", "torch")) for i in range(1, reps + 1)]
+r, t = rounds[0]
 print(f"initial loss: rust {r['loss0']:.6f} torch {t['loss0']:.6f} (|diff| {abs(r['loss0'] - t['loss0']):.2e})")
 print(f"device: rust {r.get('device', 'cpu')}, torch {t.get('device', 'cpu')}")
-print(f"median step: rust {r['step_s_median']:.3f} s, torch {t['step_s_median']:.3f} s")
-print(f"speed_ratio_rust_over_torch={t['step_s_median'] / r['step_s_median']:.3f}")
+ratios = []
+for i, (r, t) in enumerate(rounds, 1):
+    ratios.append(t["step_s_median"] / r["step_s_median"])
+    print(f"round {i}: median step rust {r['step_s_median']:.3f} s, torch {t['step_s_median']:.3f} s, ratio {ratios[-1]:.3f}")
+print(f"speed_ratio_rust_over_torch={statistics.median(ratios):.3f}")
 PY

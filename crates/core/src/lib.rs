@@ -38,6 +38,7 @@
 mod device;
 mod error;
 mod lamp;
+pub mod math;
 pub mod progress;
 pub mod simd;
 mod ties;

@@ -32,7 +32,7 @@ const TASK: usize = 16 * 1024;
 fn add_into(y: &mut [f32], x: &[f32]) {
     y.par_chunks_mut(TASK)
         .zip(x.par_chunks(TASK))
-        .for_each(|(y, x)| y.iter_mut().zip(x).for_each(|(y, x)| *y += x));
+        .for_each(|(y, x)| crate::kernels::add(y, x));
 }
 
 /// `c (m × n) [+]= beta · a (m × k) · b (k × n)`, element `(i, j)` of each matrix at

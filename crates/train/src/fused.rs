@@ -15,6 +15,9 @@ use std::sync::Arc;
 use candle_core::{CpuStorage, CustomOp1, CustomOp2, Layout, Shape, Tensor};
 use rayon::prelude::*;
 
+use crate::kernels;
+pub(crate) use crate::kernels::{softmax_backward_row, softmax_row};
+
 /// Values per parallel task: below this the hand-off costs more than the work.
 const TASK: usize = 16 * 1024;
 
@@ -118,11 +121,7 @@ impl CustomOp1 for RmsNorm {
 pub(crate) fn rms_norm_rows(x: &[f32], w: &[f32], eps: f32) -> Vec<f32> {
     let d = w.len();
     par_rows(x.len(), d, |i, out| {
-        let row = &x[i * d..(i + 1) * d];
-        let r = rms(row, eps);
-        for ((o, v), w) in out.iter_mut().zip(row).zip(w) {
-            *o = v / r * w;
-        }
+        kernels::rms_norm_row(&x[i * d..(i + 1) * d], w, eps, out)
     })
 }
 
@@ -137,26 +136,10 @@ pub(crate) fn rms_norm_backward_rows(
 ) -> Vec<f32> {
     let d = w.len();
     par_rows(x.len(), d, |i, out| {
-        let (xr, gr) = (&x[i * d..(i + 1) * d], &g[i * d..(i + 1) * d]);
-        let s = rms(xr, eps);
-        let dot: f32 = xr.iter().zip(gr).zip(w).map(|((x, g), w)| g * w * x).sum();
-        let c = dot / (d as f32 * s * s * s);
-        for (o, ((x, g), w)) in out.iter_mut().zip(xr.iter().zip(gr).zip(w)) {
-            *o = g * w / s - x * c;
-        }
-        if let Some(add) = add {
-            for (o, a) in out.iter_mut().zip(&add[i * d..(i + 1) * d]) {
-                *o += a;
-            }
-        }
+        let r = i * d..(i + 1) * d;
+        let add = add.map(|a| &a[r.clone()]);
+        kernels::rms_norm_backward_row(&x[r.clone()], &g[r], w, eps, add, out)
     })
-}
-
-/// `sqrt(mean(x²) + eps)` of one row, as candle's `sqr`, `sum_keepdim`, `/ d`, `+ eps`,
-/// `sqrt` chain computes it.
-fn rms(row: &[f32], eps: f32) -> f32 {
-    let ss: f32 = row.iter().map(|v| v * v).sum();
-    (ss / row.len() as f32 + eps).sqrt()
 }
 
 /// The input gradient of [`RmsNorm`]: with `s = sqrt(mean(x²) + eps)` and `gw = g · w`,
@@ -188,71 +171,30 @@ impl CustomOp2 for RmsNormBackward {
     }
 }
 
-/// `silu(g) = g / (1 + exp(−g))`, as candle computes it.
-fn silu(g: f32) -> f32 {
-    g / (1.0 + (-g).exp())
-}
-
-/// SwiGLU, the gated MLP's activation, value by value: `silu(g) · u`, with
-/// `silu(g) = g / (1 + exp(−g))` as candle computes it.
+/// SwiGLU, the gated MLP's activation, value by value: `silu(g) · u` ([`kernels::swiglu`]),
+/// blocks of values in parallel.
 pub(crate) fn swiglu_values(g: &[f32], u: &[f32]) -> Vec<f32> {
-    g.par_iter()
-        .zip(u)
-        .with_min_len(TASK)
-        .map(|(g, u)| silu(*g) * u)
-        .collect()
+    let mut a = zeroed(g.len());
+    a.par_chunks_mut(TASK)
+        .zip(g.par_chunks(TASK).zip(u.par_chunks(TASK)))
+        .for_each(|(a, (g, u))| kernels::swiglu(g, u, a));
+    a
 }
 
-/// `(∂g, ∂u)` of SwiGLU from `(g, u, ∂a)`: `∂g = ∂a · u · σ(g) · (1 + g · (1 − σ(g)))`,
-/// `∂u = ∂a · silu(g)`, with `σ(g) = 1 / (1 + e)` and `silu(g) = g / (1 + e)` from one
-/// `e = exp(−g)` (`silu` as [`swiglu_values`] computes it).
+/// `(∂g, ∂u)` of SwiGLU from `(g, u, ∂a)` ([`kernels::swiglu_backward`]), blocks of values in
+/// parallel.
 pub(crate) fn swiglu_backward(g: &[f32], u: &[f32], da: &[f32]) -> (Vec<f32>, Vec<f32>) {
     let mut dg = zeroed(g.len());
     let mut du = zeroed(g.len());
     dg.par_chunks_mut(TASK)
         .zip(du.par_chunks_mut(TASK))
-        .enumerate()
-        .for_each(|(c, (dg, du))| {
-            let at = c * TASK;
-            for (i, (dg, du)) in dg.iter_mut().zip(du.iter_mut()).enumerate() {
-                let (g, u, da) = (g[at + i], u[at + i], da[at + i]);
-                let one_e = 1.0 + (-g).exp();
-                let s = 1.0 / one_e;
-                *dg = da * u * s * (1.0 + g * (1.0 - s));
-                *du = da * (g / one_e);
-            }
-        });
+        .zip(
+            g.par_chunks(TASK)
+                .zip(u.par_chunks(TASK))
+                .zip(da.par_chunks(TASK)),
+        )
+        .for_each(|((dg, du), ((g, u), da))| kernels::swiglu_backward(g, u, da, dg, du));
     (dg, du)
-}
-
-/// One row of the causal softmax of attention scores, in place: raw scores in, probabilities
-/// out, the first `seen` positions `softmax(scale · s)` as candle's `scale`, additive `-inf`
-/// mask ([`crate::ops::causal_mask`]) and softmax compute it, the rest 0.
-pub(crate) fn softmax_row(row: &mut [f32], seen: usize, scale: f32) {
-    let mut max = f32::NEG_INFINITY;
-    for pv in &mut row[..seen] {
-        *pv *= scale;
-        max = max.max(*pv);
-    }
-    let mut sum = 0f32;
-    for pv in &mut row[..seen] {
-        *pv = (*pv - max).exp();
-        sum += *pv;
-    }
-    for pv in &mut row[..seen] {
-        *pv /= sum;
-    }
-    row[seen..].fill(0.0);
-}
-
-/// `∂s` of one causal softmax row from `P` and `∂P` (in place in `d`):
-/// `scale · P ⊙ (∂P − Σ_j ∂P_j P_j)` over the first `seen` positions, the rest 0.
-pub(crate) fn softmax_backward_row(d: &mut [f32], p: &[f32], seen: usize, scale: f32) {
-    let dot: f32 = p[..seen].iter().zip(&d[..seen]).map(|(p, d)| p * d).sum();
-    for (o, p) in d[..seen].iter_mut().zip(&p[..seen]) {
-        *o = scale * p * (*o - dot);
-    }
-    d[seen..].fill(0.0);
 }
 
 #[cfg(test)]
@@ -320,7 +262,7 @@ mod tests {
         let (dg, du) = swiglu_backward(&g, &u, &da);
         assert_eq!(du, swiglu_values(&g, &da));
         for i in (0..40_000).step_by(997) {
-            let s = 1.0 / (1.0 + (-g[i]).exp());
+            let s = 1.0 / (1.0 + pgraphrag_core::math::exp(-g[i]));
             let want = da[i] * u[i] * s * (1.0 + g[i] * (1.0 - s));
             assert_eq!(dg[i], want);
         }

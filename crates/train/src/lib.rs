@@ -67,6 +67,7 @@ mod data;
 mod error;
 mod fused;
 mod gnn;
+mod kernels;
 mod kragrec;
 mod kragrec_data;
 mod kragrec_eval;
