@@ -137,18 +137,19 @@ fn rms(x: &[f32], eps: f32) -> f32 {
 }
 
 kernel! {
-    /// `out = x / sqrt(mean(x²) + eps) · w` for one row (`x`, `w`, `out` of one length).
+    /// `out = x · (1 / sqrt(mean(x²) + eps)) · w` for one row (`x`, `w`, `out` of one length).
     fn rms_norm_row / rms_norm_row_with(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
-        let r = rms(x, eps);
+        let inv = 1.0 / rms(x, eps);
         for i in 0..out.len() {
-            out[i] = x[i] / r * w[i];
+            out[i] = x[i] * inv * w[i];
         }
     }
 }
 
 kernel! {
     /// `∂x` of [`rms_norm_row`] from the output gradient `g`: with `s = sqrt(mean(x²) + eps)`,
-    /// `dx = g·w / s − x · Σ(g·w·x) / (d · s³)`, plus `add` (the residual's gradient) if given.
+    /// `dx = g·w · (1 / s) − x · Σ(g·w·x) / (d · s³)`, plus `add` (the residual's gradient) if
+    /// given.
     fn rms_norm_backward_row / rms_norm_backward_row_with(
         x: &[f32],
         g: &[f32],
@@ -160,9 +161,9 @@ kernel! {
         let d = x.len();
         let s = rms(x, eps);
         let dot = lane_sum(d, |i| g[i] * w[i] * x[i]);
-        let c = dot / (d as f32 * s * s * s);
+        let (inv, c) = (1.0 / s, dot / (d as f32 * s * s * s));
         for i in 0..d {
-            out[i] = g[i] * w[i] / s - x[i] * c;
+            out[i] = g[i] * w[i] * inv - x[i] * c;
         }
         if let Some(a) = add {
             for i in 0..d {
