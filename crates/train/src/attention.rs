@@ -6,7 +6,7 @@
 //!
 //! Each (sequence, head) runs as one task on the current rayon pool, its products on the `gemm`
 //! crate (candle's own CPU products) without further threads; the softmax rows are
-//! [`crate::fused::softmax_row`]'s. Every value is computed by one task in a fixed order, so
+//! [`crate::kernels::softmax_row`]'s. Every value is computed by one task in a fixed order, so
 //! results do not depend on the thread count.
 
 use std::sync::Arc;
@@ -15,7 +15,8 @@ use gemm::{Parallelism, gemm};
 use pgraphrag_core::simd::SendPtr;
 use rayon::prelude::*;
 
-use crate::fused::{softmax_backward_row, softmax_row, zeroed};
+use crate::fused::zeroed;
+use crate::kernels::{softmax_backward_row, softmax_row};
 
 /// Shapes and tables of one attention call.
 #[derive(Clone)]

@@ -3,11 +3,11 @@
 //! output, and its backward pass zeroing and adding gradients): RMSNorm with a frozen weight
 //! (also a candle op, for the output norm), the causal softmax rows of the attention scores
 //! and the SwiGLU activation, used by [`crate::block`]. Each computes in f32 what
-//! [`crate::ops`]'s candle composition computes (to the order of its sums); the tests below
-//! compare them and `tests/gradients.rs` checks the gradients by finite differences. Rows
-//! (and, for the element-wise ops, blocks of values) run in parallel on the current rayon
-//! pool; each value is computed as the serial loop computed it, so results do not depend on
-//! the threads.
+//! [`crate::ops`]'s candle composition computes, to float rounding (the sums' order and
+//! [`pgraphrag_core::math::exp`]); the tests below compare them and `tests/gradients.rs`
+//! checks the gradients by finite differences. Rows (and, for the element-wise ops, blocks of
+//! values) run in parallel on the current rayon pool over [`crate::kernels`]' bodies; each
+//! value is computed by one task in a fixed order, so results do not depend on the threads.
 
 use std::mem::MaybeUninit;
 use std::sync::Arc;
@@ -16,7 +16,6 @@ use candle_core::{CpuStorage, CustomOp1, CustomOp2, Layout, Shape, Tensor};
 use rayon::prelude::*;
 
 use crate::kernels;
-pub(crate) use crate::kernels::{softmax_backward_row, softmax_row};
 
 /// Values per parallel task: below this the hand-off costs more than the work.
 const TASK: usize = 16 * 1024;
@@ -200,6 +199,7 @@ pub(crate) fn swiglu_backward(g: &[f32], u: &[f32], da: &[f32]) -> (Vec<f32>, Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::{softmax_backward_row, softmax_row};
     use candle_core::Device;
 
     /// Every fused kernel, forward and backward, on inputs that split into several tasks.
