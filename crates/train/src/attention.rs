@@ -56,18 +56,19 @@ fn row_blocks(t: usize) -> impl Iterator<Item = (usize, usize)> {
         .map(move |r0| (r0, (r0 + ROW_BLOCK).min(t)))
 }
 
-/// `c (m × n) = [c +] a (m × k) · b (k × n)` with element `(i, j)` of a matrix `x` at
-/// `x + i·rs + j·cs`, on the calling thread.
+/// `c (m × n) [+]= beta · a (m × k) · b (k × n)` with element `(i, j)` of each matrix at
+/// `ptr + i·rs + j·cs`, on the `gemm` crate with `par` (`Parallelism::None`: the calling
+/// thread).
 ///
 /// # Safety
 /// Every element addressed must lie inside its buffer; `c` must not overlap `a` or `b`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn product(
+pub(crate) unsafe fn product(
     (m, n, k): (usize, usize, usize),
     c: (*mut f32, usize, usize),
     accumulate: bool,
     a: (*const f32, usize, usize),
     b: (*const f32, usize, usize),
+    (beta, par): (f32, Parallelism),
 ) {
     // SAFETY: forwarded contract.
     unsafe {
@@ -86,11 +87,11 @@ unsafe fn product(
             b.2 as isize,
             b.1 as isize,
             if accumulate { 1.0 } else { 0.0 },
-            1.0,
+            beta,
             false,
             false,
             false,
-            Parallelism::None,
+            par,
         )
     }
 }
@@ -218,6 +219,7 @@ impl AttentionShape {
                             false,
                             (qr.as_ptr().add(r0 * hd), hd, 1),
                             (kr.as_ptr().add(kv), 1, hd),
+                            (1.0, Parallelism::None),
                         );
                     }
                     for r in r0..r1 {
@@ -235,6 +237,7 @@ impl AttentionShape {
                             false,
                             (pm.as_ptr().add(r0 * t), t, 1),
                             (vh.as_ptr().add(kv), hd, 1),
+                            (1.0, Parallelism::None),
                         );
                     }
                 }
@@ -295,6 +298,7 @@ impl AttentionShape {
                             false,
                             (gb, heads * hd, 1),
                             (vh.as_ptr(), 1, hd),
+                            (1.0, Parallelism::None),
                         );
                         // ∂V += Pᵀ · ∂O
                         product(
@@ -303,6 +307,7 @@ impl AttentionShape {
                             true,
                             (pm.as_ptr().add(r0 * t), 1, t),
                             (gb, heads * hd, 1),
+                            (1.0, Parallelism::None),
                         );
                     }
                     for r in r0..r1 {
@@ -318,6 +323,7 @@ impl AttentionShape {
                             false,
                             (ds.as_ptr().add(r0 * t), t, 1),
                             (kr.as_ptr(), hd, 1),
+                            (1.0, Parallelism::None),
                         );
                         product(
                             (r1, hd, w),
@@ -325,6 +331,7 @@ impl AttentionShape {
                             true,
                             (ds.as_ptr().add(r0 * t), 1, t),
                             (qr.as_ptr().add(r0 * hd), hd, 1),
+                            (1.0, Parallelism::None),
                         );
                     }
                 }

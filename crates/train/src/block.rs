@@ -17,11 +17,11 @@
 use std::sync::{Arc, Mutex};
 
 use candle_core::{CpuStorage, CustomOp2, DType, Device, Layout, Shape, Storage, Tensor};
-use gemm::{Parallelism, gemm};
+use gemm::Parallelism;
 use rayon::prelude::*;
 
-use crate::attention::{self, AttentionShape};
-use crate::fused::{rms_norm_backward_rows, rms_norm_rows, swiglu_backward, swiglu_values};
+use crate::attention::{self, AttentionShape, product};
+use crate::fused::{rms_norm_backward_rows, rms_norm_rows, swiglu_backward, swiglu_values, values};
 use crate::lora::{AdapterSlot, Lora, LoraTarget};
 use crate::ops::{Frozen, dropout_mask};
 
@@ -35,43 +35,9 @@ fn add_into(y: &mut [f32], x: &[f32]) {
         .for_each(|(y, x)| crate::kernels::add(y, x));
 }
 
-/// `c (m × n) [+]= beta · a (m × k) · b (k × n)`, element `(i, j)` of each matrix at
-/// `ptr + i·rs + j·cs`, on the current rayon pool.
-///
-/// # Safety
-/// Every element addressed lies inside its buffer; `c` overlaps neither `a` nor `b`.
-unsafe fn product(
-    (m, n, k): (usize, usize, usize),
-    c: (*mut f32, usize, usize),
-    accumulate: bool,
-    a: (*const f32, usize, usize),
-    b: (*const f32, usize, usize),
-    beta: f32,
-) {
-    // SAFETY: forwarded contract.
-    unsafe {
-        gemm(
-            m,
-            n,
-            k,
-            c.0,
-            c.2 as isize,
-            c.1 as isize,
-            accumulate,
-            a.0,
-            a.2 as isize,
-            a.1 as isize,
-            b.0,
-            b.2 as isize,
-            b.1 as isize,
-            if accumulate { 1.0 } else { 0.0 },
-            beta,
-            false,
-            false,
-            false,
-            Parallelism::Rayon(rayon::current_num_threads()),
-        )
-    }
+/// The adapters' small products on the current rayon pool.
+fn pool() -> Parallelism {
+    Parallelism::Rayon(rayon::current_num_threads())
 }
 
 /// A LoRA adapter inside a fused block: where its `A` and `B` lie in the block's flat
@@ -126,7 +92,7 @@ impl Adapter {
                 false,
                 (xd.as_ptr(), inp, 1),
                 (a.as_ptr(), 1, inp),
-                1.0,
+                (1.0, pool()),
             );
             product(
                 (n, out, rank),
@@ -134,7 +100,7 @@ impl Adapter {
                 true,
                 (u.as_ptr(), rank, 1),
                 (b.as_ptr(), 1, rank),
-                self.scale,
+                (self.scale, pool()),
             );
         }
         AdapterSaved { mask, dropped, u }
@@ -170,7 +136,7 @@ impl Adapter {
                 false,
                 (g.as_ptr(), out, 1),
                 (b.as_ptr(), rank, 1),
-                self.scale,
+                (self.scale, pool()),
             );
             // ∂B = scale · gᵀ · u
             product(
@@ -179,7 +145,7 @@ impl Adapter {
                 false,
                 (g.as_ptr(), 1, out),
                 (saved.u.as_ptr(), rank, 1),
-                self.scale,
+                (self.scale, pool()),
             );
             // ∂A = ∂uᵀ · dropout(x)
             product(
@@ -188,7 +154,7 @@ impl Adapter {
                 false,
                 (du.as_ptr(), 1, rank),
                 (xd.as_ptr(), inp, 1),
-                1.0,
+                (1.0, pool()),
             );
         }
         // ∂x += (∂u · A) ⊙ mask, row by row (rank products per row, summed in rank order).
@@ -291,14 +257,6 @@ struct Saved {
     gate_up: Option<(Vec<f32>, Vec<f32>)>,
     attention: Option<attention::Saved>,
     adapters: Vec<Option<AdapterSaved>>,
-}
-
-/// The contiguous f32 values of a CPU storage.
-fn cpu_values<'a>(s: &'a CpuStorage, l: &Layout) -> candle_core::Result<&'a [f32]> {
-    match (s, l.contiguous_offsets()) {
-        (CpuStorage::F32(v), Some((a, b))) => Ok(&v[a..b]),
-        _ => candle_core::bail!("fused block: contiguous f32 inputs only"),
-    }
 }
 
 impl BlockOp {
@@ -435,7 +393,10 @@ impl CustomOp2 for StackOp {
         s2: &CpuStorage,
         l2: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let (x, params) = (cpu_values(s1, l1)?, cpu_values(s2, l2)?);
+        let (x, params) = (
+            values(s1, l1, "fused block")?,
+            values(s2, l2, "fused block")?,
+        );
         let mut inputs = Vec::with_capacity(self.halves.len());
         let mut cur = x.to_vec();
         for half in &self.halves {
@@ -467,13 +428,13 @@ impl CustomOp2 for StackOp {
         let (Storage::Cpu(gs), Storage::Cpu(ps)) = (&*gs, &*ps) else {
             candle_core::bail!("fused block backward: CPU tensors only");
         };
-        let params_v = cpu_values(ps, pl)?;
+        let params_v = values(ps, pl, "fused block")?;
         let inputs = self.inputs.lock().unwrap_or_else(|e| e.into_inner());
         if inputs.len() != self.halves.len() {
             candle_core::bail!("fused block backward without a forward pass");
         }
         let mut dparams = vec![0f32; params_v.len()];
-        let mut g = cpu_values(gs, gl)?.to_vec();
+        let mut g = values(gs, gl, "fused block")?.to_vec();
         for (half, input) in self.halves.iter().zip(inputs.iter()).rev() {
             let saved = half.saved.lock().unwrap_or_else(|e| e.into_inner());
             let Some(s) = saved.as_ref() else {

@@ -52,7 +52,11 @@ pub(crate) fn zeroed(n: usize) -> Vec<f32> {
 }
 
 /// The contiguous f32 values of a CPU storage.
-fn values<'a>(s: &'a CpuStorage, l: &Layout, op: &str) -> candle_core::Result<&'a [f32]> {
+pub(crate) fn values<'a>(
+    s: &'a CpuStorage,
+    l: &Layout,
+    op: &str,
+) -> candle_core::Result<&'a [f32]> {
     let Some((a, b)) = l.contiguous_offsets() else {
         candle_core::bail!("{op}: the input must be contiguous");
     };

@@ -358,29 +358,19 @@ impl Llama {
         Ok(x)
     }
 
-    /// The hidden states of `x` (`[b, t, n_embd]`) through candle's chain of ops on any device,
-    /// before the output norm: the reference the fused CPU path is tested against.
+    /// The hidden states of `x` (`[b, t, n_embd]`) before the output norm, through the fused
+    /// CPU path (`fused`) or candle's chain of ops (any device): the chain is the reference
+    /// the fused path is tested against.
     #[cfg(test)]
-    pub(crate) fn blocks_unfused(
+    pub(crate) fn blocks(
         &self,
         x: &Tensor,
         lora: Option<&Lora>,
         seed: Option<u64>,
+        fused: bool,
     ) -> candle_core::Result<Tensor> {
         let (b, t, _) = x.dims3()?;
-        self.forward_blocks(x.clone(), b, t, lora, seed, false)
-    }
-
-    /// The same through the fused CPU path.
-    #[cfg(test)]
-    pub(crate) fn blocks_fused(
-        &self,
-        x: &Tensor,
-        lora: Option<&Lora>,
-        seed: Option<u64>,
-    ) -> candle_core::Result<Tensor> {
-        let (b, t, _) = x.dims3()?;
-        self.forward_blocks(x.clone(), b, t, lora, seed, true)
+        self.forward_blocks(x.clone(), b, t, lora, seed, fused)
     }
 
     /// [`Llama::forward_blocks`] on the CPU: each block as its two fused halves

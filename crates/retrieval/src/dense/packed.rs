@@ -147,33 +147,9 @@ impl PackedMatrix {
     }
 
     fn product(&self, x: &[f32], m: usize, y: &mut [f32], acc: bool) -> Result<()> {
-        if x.len() != m * self.k || y.len() != m * self.n {
-            return Err(Error::InvalidInput(format!(
-                "x · Wᵀ with W {} x {}: x needs {} values (got {}), y {} (got {})",
-                self.n,
-                self.k,
-                m * self.k,
-                x.len(),
-                m * self.n,
-                y.len()
-            )));
-        }
-        // SAFETY: `matmul` was picked for this CPU's features; the lengths were checked and
-        // the panels and bias were made for n × k.
-        unsafe {
-            par_matmul(
-                self.matmul,
-                x,
-                m,
-                self.k,
-                self.n,
-                &self.panels,
-                &self.zeros,
-                acc,
-                y.as_mut_ptr(),
-                None,
-            )
-        };
+        self.check(x, m, Some(y.len()))?;
+        // SAFETY: the lengths were checked; `y` is initialised.
+        unsafe { self.run(x, m, acc, y.as_mut_ptr()) };
         Ok(())
     }
 
@@ -189,19 +165,47 @@ impl PackedMatrix {
     /// }
     /// ```
     pub fn matmul_t_new(&self, x: &[f32], m: usize) -> Result<Vec<f32>> {
-        if x.len() != m * self.k {
+        self.check(x, m, None)?;
+        let mut y: Vec<f32> = Vec::with_capacity(m * self.n);
+        // SAFETY: the length of x was checked and y has room for m × n values; without `acc`
+        // every one of them is written (from the bias at the first block of inputs) before
+        // anything reads it, and no row callback runs, so no reference to unwritten values
+        // is made.
+        unsafe {
+            self.run(
+                x,
+                m,
+                false,
+                y.spare_capacity_mut().as_mut_ptr().cast::<f32>(),
+            );
+            y.set_len(m * self.n);
+        }
+        Ok(y)
+    }
+
+    /// An error unless `x` holds `m × k` values and `y` (when given) `m × n`.
+    fn check(&self, x: &[f32], m: usize, y: Option<usize>) -> Result<()> {
+        if x.len() != m * self.k || y.is_some_and(|y| y != m * self.n) {
             return Err(Error::InvalidInput(format!(
-                "x · Wᵀ with W {} x {}: x needs {} values (got {})",
+                "x · Wᵀ with W {} x {}: x needs {} values (got {}), y {} (got {})",
                 self.n,
                 self.k,
                 m * self.k,
-                x.len()
+                x.len(),
+                m * self.n,
+                y.map_or("none".to_string(), |y| y.to_string())
             )));
         }
-        let mut y: Vec<f32> = Vec::with_capacity(m * self.n);
-        // SAFETY: as in `product`; without `acc` every value of the m × n output is written
-        // (from the bias at the first block of inputs) before anything reads it, and `after`
-        // is not called, so no reference to unwritten values is made.
+        Ok(())
+    }
+
+    /// [`par_matmul`] of `x` (`m × k`, checked) into `y`.
+    ///
+    /// # Safety
+    /// `y` has room for `m × n` values, initialised where `acc` reads them.
+    unsafe fn run(&self, x: &[f32], m: usize, acc: bool, y: *mut f32) {
+        // SAFETY: `matmul` was picked for this CPU's features, the panels and bias were made
+        // for n × k, x was checked and y is as the contract says.
         unsafe {
             par_matmul(
                 self.matmul,
@@ -211,13 +215,11 @@ impl PackedMatrix {
                 self.n,
                 &self.panels,
                 &self.zeros,
-                false,
-                y.spare_capacity_mut().as_mut_ptr().cast::<f32>(),
+                acc,
+                y,
                 None,
-            );
-            y.set_len(m * self.n);
+            )
         }
-        Ok(y)
     }
 }
 

@@ -90,12 +90,9 @@ fn fused_blocks_match_candles_chain_forward_and_backward() {
     let w: Vec<f32> = (0..b * t * d).map(|i| (i as f32 * 0.029).cos()).collect();
     let w = Tensor::from_vec(w, (b, t, d), &Device::Cpu).unwrap();
     let run = |fused: bool| {
-        let h = if fused {
-            m.blocks_fused(x.as_tensor(), Some(&lora), Some(9))
-        } else {
-            m.blocks_unfused(x.as_tensor(), Some(&lora), Some(9))
-        }
-        .unwrap();
+        let h = m
+            .blocks(x.as_tensor(), Some(&lora), Some(9), fused)
+            .unwrap();
         let loss = (&h * &w).unwrap().sum_all().unwrap();
         (h, loss.backward().unwrap())
     };
@@ -135,7 +132,7 @@ fn fused_blocks_do_not_depend_on_the_threads() {
             .build()
             .unwrap();
         pool.install(|| {
-            let h = m.blocks_fused(x.as_tensor(), Some(&lora), Some(5)).unwrap();
+            let h = m.blocks(x.as_tensor(), Some(&lora), Some(5), true).unwrap();
             let g = h.sqr().unwrap().sum_all().unwrap().backward().unwrap();
             let bits = |t: &Tensor| -> Vec<u32> {
                 let v = t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
