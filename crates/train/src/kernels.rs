@@ -85,47 +85,48 @@ macro_rules! kernel {
     };
 }
 
-/// `Σ f(i)` for `i < n` over 16 lanes (lane `l` sums `i ≡ l mod 16` in order), then the
-/// lanes in order, then the tail: one fixed order.
+/// `Σ f(a_i, b_i, c_i)` over the common length of the slices, in 16 lanes (lane `l` sums
+/// `i ≡ l mod 16` in order), then the lanes in order, then the tail: one fixed order. Slices
+/// in chunks, so that the loop has no bounds checks and vectorises.
 #[inline(always)]
-fn lane_sum(n: usize, f: impl Fn(usize) -> f32) -> f32 {
+fn lane_sum3(a: &[f32], b: &[f32], c: &[f32], f: impl Fn(f32, f32, f32) -> f32) -> f32 {
+    let n = a.len().min(b.len()).min(c.len());
+    let (a, b, c) = (&a[..n], &b[..n], &c[..n]);
     let mut acc = [0f32; 16];
-    let full = n / 16 * 16;
-    let mut i = 0;
-    while i < full {
+    let (ca, cb, cc) = (a.chunks_exact(16), b.chunks_exact(16), c.chunks_exact(16));
+    let (ra, rb, rc) = (ca.remainder(), cb.remainder(), cc.remainder());
+    for ((x, y), z) in ca.zip(cb).zip(cc) {
         for l in 0..16 {
-            acc[l] += f(i + l);
+            acc[l] += f(x[l], y[l], z[l]);
         }
-        i += 16;
     }
     let mut s = 0f32;
     for v in acc {
         s += v;
     }
-    for j in full..n {
-        s += f(j);
+    for ((x, y), z) in ra.iter().zip(rb).zip(rc) {
+        s += f(*x, *y, *z);
     }
     s
 }
 
-/// `max_i f(i)` for `i < n` (exact, so in any order).
+/// The largest value of `x` (exact, so in any order).
 #[inline(always)]
-fn lane_max(n: usize, f: impl Fn(usize) -> f32) -> f32 {
+fn lane_max(x: &[f32]) -> f32 {
     let mut acc = [f32::NEG_INFINITY; 16];
-    let full = n / 16 * 16;
-    let mut i = 0;
-    while i < full {
+    let chunks = x.chunks_exact(16);
+    let rest = chunks.remainder();
+    for c in chunks {
         for l in 0..16 {
-            acc[l] = acc[l].max(f(i + l));
+            acc[l] = acc[l].max(c[l]);
         }
-        i += 16;
     }
     let mut m = f32::NEG_INFINITY;
     for v in acc {
         m = m.max(v);
     }
-    for j in full..n {
-        m = m.max(f(j));
+    for v in rest {
+        m = m.max(*v);
     }
     m
 }
@@ -133,14 +134,16 @@ fn lane_max(n: usize, f: impl Fn(usize) -> f32) -> f32 {
 /// `sqrt(mean(x²) + eps)` of one row.
 #[inline(always)]
 fn rms(x: &[f32], eps: f32) -> f32 {
-    (lane_sum(x.len(), |i| x[i] * x[i]) / x.len() as f32 + eps).sqrt()
+    (lane_sum3(x, x, x, |a, _, _| a * a) / x.len() as f32 + eps).sqrt()
 }
 
 kernel! {
     /// `out = x · (1 / sqrt(mean(x²) + eps)) · w` for one row (`x`, `w`, `out` of one length).
     fn rms_norm_row / rms_norm_row_with(x: &[f32], w: &[f32], eps: f32, out: &mut [f32]) {
+        let d = x.len();
+        let (w, out) = (&w[..d], &mut out[..d]);
         let inv = 1.0 / rms(x, eps);
-        for i in 0..out.len() {
+        for i in 0..d {
             out[i] = x[i] * inv * w[i];
         }
     }
@@ -159,13 +162,15 @@ kernel! {
         out: &mut [f32],
     ) {
         let d = x.len();
+        let (g, w, out) = (&g[..d], &w[..d], &mut out[..d]);
         let s = rms(x, eps);
-        let dot = lane_sum(d, |i| g[i] * w[i] * x[i]);
+        let dot = lane_sum3(g, w, x, |g, w, x| g * w * x);
         let (inv, c) = (1.0 / s, dot / (d as f32 * s * s * s));
         for i in 0..d {
             out[i] = g[i] * w[i] * inv - x[i] * c;
         }
         if let Some(a) = add {
+            let a = &a[..d];
             for i in 0..d {
                 out[i] += a[i];
             }
@@ -176,7 +181,9 @@ kernel! {
 kernel! {
     /// SwiGLU: `out = silu(g) · u` with `silu(g) = g / (1 + exp(−g))`.
     fn swiglu / swiglu_with(g: &[f32], u: &[f32], out: &mut [f32]) {
-        for i in 0..out.len() {
+        let n = out.len();
+        let (g, u) = (&g[..n], &u[..n]);
+        for i in 0..n {
             out[i] = g[i] / (1.0 + exp(-g[i])) * u[i];
         }
     }
@@ -192,7 +199,9 @@ kernel! {
         dg: &mut [f32],
         du: &mut [f32],
     ) {
-        for i in 0..dg.len() {
+        let n = dg.len();
+        let (g, u, da, du) = (&g[..n], &u[..n], &da[..n], &mut du[..n]);
+        for i in 0..n {
             let one_e = 1.0 + exp(-g[i]);
             let s = 1.0 / one_e;
             dg[i] = da[i] * u[i] * s * (1.0 + g[i] * (1.0 - s));
@@ -209,11 +218,11 @@ kernel! {
         for v in head.iter_mut() {
             *v *= scale;
         }
-        let max = lane_max(seen, |i| head[i]);
+        let max = lane_max(head);
         for v in head.iter_mut() {
             *v = exp(*v - max);
         }
-        let sum = lane_sum(seen, |i| head[i]);
+        let sum = lane_sum3(head, head, head, |v, _, _| v);
         for v in head.iter_mut() {
             *v /= sum;
         }
@@ -230,17 +239,20 @@ kernel! {
         seen: usize,
         scale: f32,
     ) {
-        let dot = lane_sum(seen, |i| p[i] * d[i]);
+        let (head, tail) = d.split_at_mut(seen);
+        let p = &p[..seen];
+        let dot = lane_sum3(p, head, p, |p, d, _| p * d);
         for i in 0..seen {
-            d[i] = scale * p[i] * (d[i] - dot);
+            head[i] = scale * p[i] * (head[i] - dot);
         }
-        d[seen..].fill(0.0);
+        tail.fill(0.0);
     }
 }
 
 kernel! {
     /// `y += x`.
     fn add / add_with(y: &mut [f32], x: &[f32]) {
+        let x = &x[..y.len()];
         for i in 0..y.len() {
             y[i] += x[i];
         }
