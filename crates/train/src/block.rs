@@ -21,12 +21,11 @@ use gemm::Parallelism;
 use rayon::prelude::*;
 
 use crate::attention::{self, AttentionShape, product};
-use crate::fused::{rms_norm_backward_rows, rms_norm_rows, swiglu_backward, swiglu_values, values};
+use crate::fused::{
+    TASK, rms_norm_backward_rows, rms_norm_rows, swiglu_backward, swiglu_values, values,
+};
 use crate::lora::{AdapterSlot, Lora, LoraTarget};
 use crate::ops::{Frozen, dropout_mask};
-
-/// Values per parallel task of the element-wise loops here.
-const TASK: usize = 16 * 1024;
 
 /// `y += x`, in parallel.
 fn add_into(y: &mut [f32], x: &[f32]) {
@@ -248,15 +247,20 @@ struct BlockOp {
     saved: Mutex<Option<Saved>>,
 }
 
-/// The forward pass's values the backward pass reads: `h = RMSNorm(x)`, the projections'
-/// inputs past the first (attention's merged heads, or the MLP's `silu(g)·u`), the MLP's
-/// gate and up outputs, the attention's own, and each adapter's.
+/// The forward pass's values the backward pass reads: `h = RMSNorm(x)`, the last
+/// projection's input (attention's merged heads, or the MLP's `silu(g)·u`), the half's own
+/// and each adapter's.
 struct Saved {
     h: Vec<f32>,
     mid: Vec<f32>,
-    gate_up: Option<(Vec<f32>, Vec<f32>)>,
-    attention: Option<attention::Saved>,
+    inner: Inner,
     adapters: Vec<Option<AdapterSaved>>,
+}
+
+/// What the middle of a half keeps: the attention's values, or the MLP's gate and up outputs.
+enum Inner {
+    Attention(attention::Saved),
+    Mlp { gate: Vec<f32>, up: Vec<f32> },
 }
 
 impl BlockOp {
@@ -277,7 +281,7 @@ impl BlockOp {
                 let (att, a_saved) = shape.forward(&qkv[0], &qkv[1], &qkv[2]);
                 let (o, s) = self.projs[3].forward(params, &att, n)?;
                 adapters.push(s);
-                (o, (att, None, Some(a_saved)))
+                (o, (att, Inner::Attention(a_saved)))
             }
             Kind::Mlp => {
                 let (g, sg) = self.projs[0].forward(params, &h, n)?;
@@ -285,18 +289,17 @@ impl BlockOp {
                 let a = swiglu_values(&g, &u);
                 let (dn, sd) = self.projs[2].forward(params, &a, n)?;
                 adapters.extend([sg, su, sd]);
-                (dn, (a, Some((g, u)), None))
+                (dn, (a, Inner::Mlp { gate: g, up: u }))
             }
         };
         add_into(&mut y, x);
-        let (mid, gate_up, attention) = saved;
+        let (mid, inner) = saved;
         Ok((
             y,
             Saved {
                 h,
                 mid,
-                gate_up,
-                attention,
+                inner,
                 adapters,
             },
         ))
@@ -330,16 +333,16 @@ impl BlockOp {
             candle_core::bail!("fused block: no gradient for the middle values");
         };
         // The gradients of the projections that read `h`.
-        let outs: Vec<Vec<f32>> = match (&self.kind, &s.attention, &s.gate_up) {
-            (Kind::Attention(shape), Some(a), _) => {
+        let outs: Vec<Vec<f32>> = match (&self.kind, &s.inner) {
+            (Kind::Attention(shape), Inner::Attention(a)) => {
                 let (dq, dk, dv) = shape.backward(a, &dmid);
                 vec![dq, dk, dv]
             }
-            (Kind::Mlp, _, Some((gt, up))) => {
-                let (dg, du) = swiglu_backward(gt, up, &dmid);
+            (Kind::Mlp, Inner::Mlp { gate, up }) => {
+                let (dg, du) = swiglu_backward(gate, up, &dmid);
                 vec![dg, du]
             }
-            _ => candle_core::bail!("fused block: the forward pass kept nothing"),
+            _ => candle_core::bail!("fused block: a half's saved values are another kind's"),
         };
         let mut dh = None;
         for (i, go) in outs.iter().enumerate() {
@@ -442,13 +445,18 @@ impl CustomOp2 for StackOp {
             };
             g = half.backward(input, params_v, s, &g, &mut dparams)?;
         }
-        let dx = Tensor::from_vec(g, x.shape(), &Device::Cpu)?;
+        // An untracked input (embeddings under LoRA training) takes no gradient.
+        let dx = if x.track_op() {
+            Some(Tensor::from_vec(g, x.shape(), &Device::Cpu)?)
+        } else {
+            None
+        };
         let dp = if self.adapted {
             Some(Tensor::from_vec(dparams, params.shape(), &Device::Cpu)?)
         } else {
             None
         };
-        Ok((Some(dx), dp))
+        Ok((dx, dp))
     }
 }
 

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use crate::kernels;
 
 /// Values per parallel task: below this the hand-off costs more than the work.
-const TASK: usize = 16 * 1024;
+pub(crate) const TASK: usize = 16 * 1024;
 
 /// A new vector of `n` values (`n` a multiple of `width`) filled row by row by `f(row index,
 /// row)`, groups of rows in parallel. Each group is zeroed by its own task just before `f`
