@@ -242,8 +242,9 @@ pub struct Args {
     /// nothing is generated.
     #[arg(long)]
     pub export_prompts: Option<PathBuf>,
-    /// Generate with this LoRA adapter (from `pgraphrag train lora`) applied on the fly by
-    /// the native engine; it must have been trained on `--model`. Part of the cache key.
+    /// Generate with this LoRA adapter (from `pgraphrag train lora`): added on the fly by the
+    /// native engine, merged into f32 copies of the adapted weights by candle (`--engine
+    /// candle`, CUDA). It must have been trained on `--model`. Part of the cache key.
     #[arg(long, conflicts_with = "openai_url")]
     pub adapter: Option<PathBuf>,
 }

@@ -325,7 +325,7 @@ pub(crate) fn render(e: &TrainEvent, bar: &Bar, quiet: bool) {
 }
 
 /// `pgraphrag bench --adapter FILE`: applies the LoRA adapter (checked against the GGUF
-/// file it must have been trained on) to the native engine.
+/// file it must have been trained on) to the model, on either engine.
 pub fn apply_adapter(model: &mut GgufModel, gguf: &Path, adapter: &Path) -> anyhow::Result<()> {
     let lora = Lora::load_for_gguf(gguf, adapter)
         .with_context(|| format!("--adapter {}", adapter.display()))

@@ -1,6 +1,7 @@
 //! LoRA adapters for inference: low-rank updates `y = W x + scale · B (A x)` of a llama
-//! block's projections, which the native engine applies on the fly
-//! ([`crate::GgufModel::set_adapter`]) without touching the stored weights.
+//! block's projections ([`crate::GgufModel::set_adapter`]). The native engine applies them on
+//! the fly without touching the stored weights; the candle engine merges them into f32 copies
+//! of the adapted projections ([`LowRank::add_product_to`]).
 //!
 //! `pgraphrag-train` trains and saves adapters and converts them into a [`LoraAdapter`].
 
@@ -176,6 +177,47 @@ impl LowRank {
             }
         }
     }
+
+    /// Adds `scale · B A` to `w`, a row-major `out × in` matrix (the projection's weights):
+    /// the update merged into the weights, `(W + scale · B A) x`. Each entry is one sum over
+    /// the rank, in f32.
+    ///
+    /// Errors ([`LlmError::InvalidParams`]) when `w` does not hold `out · in` values.
+    ///
+    /// ```
+    /// use pgraphrag_llm::LowRank;
+    /// let u = LowRank::new(vec![1.0, -1.0], vec![1.0, 2.0, 3.0], 1, 0.5)?;
+    /// let mut w = vec![0.0; 6];
+    /// u.add_product_to(&mut w)?;
+    /// assert_eq!(w, [0.5, -0.5, 1.0, -1.0, 1.5, -1.5]);
+    /// assert!(u.add_product_to(&mut [0.0; 4]).is_err());
+    /// # Ok::<(), pgraphrag_llm::LlmError>(())
+    /// ```
+    pub fn add_product_to(&self, w: &mut [f32]) -> Result<()> {
+        if w.len() != self.out_dim * self.in_dim {
+            return Err(LlmError::InvalidParams(format!(
+                "low-rank update: a {}x{} matrix has {} values, not {}",
+                self.out_dim,
+                self.in_dim,
+                self.out_dim * self.in_dim,
+                w.len()
+            )));
+        }
+        for (row, b) in w
+            .chunks_exact_mut(self.in_dim)
+            .zip(self.b.chunks_exact(self.rank))
+        {
+            for (j, wj) in row.iter_mut().enumerate() {
+                let sum: f32 = b
+                    .iter()
+                    .enumerate()
+                    .map(|(r, br)| br * self.a[r * self.in_dim + j])
+                    .sum();
+                *wj += self.scale * sum;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A set of low-rank updates, at most one per (block, projection), with an id that names
@@ -218,6 +260,21 @@ impl LoraAdapter {
     /// The update of projection `target` of block `layer`, if any.
     pub fn get(&self, layer: usize, target: LoraTarget) -> Option<&LowRank> {
         self.updates.get(&(layer, target))
+    }
+
+    /// Every update with its block and projection, in (block, projection) order.
+    ///
+    /// ```
+    /// use pgraphrag_llm::{LoraAdapter, LoraTarget, LowRank};
+    /// let mut ad = LoraAdapter::new("a");
+    /// ad.insert(1, LoraTarget::V, LowRank::new(vec![0.1; 4], vec![0.0; 4], 1, 2.0)?);
+    /// ad.insert(0, LoraTarget::Q, LowRank::new(vec![0.1; 4], vec![0.0; 4], 1, 2.0)?);
+    /// let keys: Vec<_> = ad.updates().map(|(l, t, _)| (l, t)).collect();
+    /// assert_eq!(keys, [(0, LoraTarget::Q), (1, LoraTarget::V)]);
+    /// # Ok::<(), pgraphrag_llm::LlmError>(())
+    /// ```
+    pub fn updates(&self) -> impl Iterator<Item = (usize, LoraTarget, &LowRank)> {
+        self.updates.iter().map(|(&(l, t), u)| (l, t, u))
     }
 
     /// Updates held.

@@ -4,6 +4,8 @@
 
 use pgraphrag_core::{GenParams, Prompt};
 use pgraphrag_llm::{Activations, Engine, GgufModel, GgufOptions, Kernels, Prefill};
+#[cfg(feature = "candle")]
+use pgraphrag_llm::{LoraTarget, LowRank};
 
 #[path = "support/model.rs"]
 mod model;
@@ -68,40 +70,122 @@ fn argmax(v: &[f32]) -> usize {
 
 /// candle with every weight dequantized to f32 (`CANDLE_DEQUANTIZE_ALL`) computes the same
 /// function as the native engine: f32 weights equal to the stored blocks, f32 activations.
-/// The only differences are summation orders.
+/// The only differences are summation orders. The same holds with a LoRA adapter on every
+/// projection, added on the fly by the native engine and merged into the weights by candle.
 #[cfg(feature = "candle")]
 #[test]
 fn native_matches_candle_on_dequantized_weights() {
     // SAFETY: this is the only test in this binary that reads the variable, and it sets it
     // before candle's first (per-thread, lazy) read.
     unsafe { std::env::set_var("CANDLE_DEQUANTIZE_ALL", "1") };
-    let native = load(Engine::Native);
-    let candle = load(Engine::Candle);
+    let mut native = load(Engine::Native);
+    let mut candle = load(Engine::Candle);
+    let base: Vec<Vec<f32>> = prompts()
+        .iter()
+        .map(|p| agree(&native, &candle, p))
+        .collect();
+
+    let adapter = random_adapter();
+    native.set_adapter(Some(adapter.clone())).unwrap();
+    candle.set_adapter(Some(adapter)).unwrap();
+    assert!(candle.cache_id().ends_with(":adapter:random"));
+    for (p, before) in prompts().iter().zip(&base) {
+        let after = agree(&native, &candle, p);
+        // The adapter changes the function by far more than the engines' tolerance.
+        let scale = before.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let moved = max_abs_diff(before, &after);
+        eprintln!("the adapter moves the logits by up to {moved:e}");
+        assert!(
+            moved > 1e-2 * scale.max(1.0),
+            "{p:?}: the adapter moved the logits by {moved}"
+        );
+    }
+
+    // An adapter that does not fit is refused, and the model keeps the one it had.
+    let mut beyond = pgraphrag_llm::LoraAdapter::new("beyond");
+    beyond.insert(99, LoraTarget::Q, low_rank(576, 576, 1));
+    let err = candle.set_adapter(Some(beyond)).unwrap_err();
+    assert!(err.to_string().contains("blk.99.attn_q.weight"), "{err}");
+    assert!(candle.cache_id().ends_with(":adapter:random"));
+    // Removing it reloads the file's weights: the logits of before, to the bit.
+    candle.set_adapter(None).unwrap();
+    let p = &prompts()[0];
+    let ids = candle.prompt_tokens(p).unwrap();
+    assert_eq!(candle.next_token_logits(&ids).unwrap(), base[0]);
+}
+
+/// The native engine's and candle's logits for `p` agree to 10⁻³ of the largest, with the
+/// same argmax and the same greedy tokens; returns candle's logits.
+#[cfg(feature = "candle")]
+fn agree(native: &GgufModel, candle: &GgufModel, p: &Prompt) -> Vec<f32> {
     let params = GenParams {
         max_tokens: 24,
         temperature: 0.0,
         ..Default::default()
     };
-    for p in prompts() {
-        let ids = native.prompt_tokens(&p).unwrap();
-        let a = native.next_token_logits(&ids).unwrap();
-        let b = candle.next_token_logits(&ids).unwrap();
-        assert_eq!(a.len(), b.len());
-        let scale = b.iter().fold(0f32, |m, x| m.max(x.abs()));
-        let diff = a
-            .iter()
-            .zip(&b)
-            .fold(0f32, |m, (x, y)| m.max((x - y).abs()));
-        eprintln!("max abs logit difference {diff:e} (largest logit {scale})");
-        assert!(
-            diff <= 1e-3 * scale.max(1.0),
-            "{p:?}: max abs logit difference {diff} (largest logit {scale})"
-        );
-        assert_eq!(argmax(&a), argmax(&b));
-        let ga = native.generate_full(&p, &params).unwrap();
-        let gb = candle.generate_full(&p, &params).unwrap();
-        assert_eq!(ga.tokens, gb.tokens, "{p:?}");
+    let ids = native.prompt_tokens(p).unwrap();
+    let a = native.next_token_logits(&ids).unwrap();
+    let b = candle.next_token_logits(&ids).unwrap();
+    assert_eq!(a.len(), b.len());
+    let scale = b.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let diff = max_abs_diff(&a, &b);
+    eprintln!("max abs logit difference {diff:e} (largest logit {scale})");
+    assert!(
+        diff <= 1e-3 * scale.max(1.0),
+        "{p:?}: max abs logit difference {diff} (largest logit {scale})"
+    );
+    assert_eq!(argmax(&a), argmax(&b));
+    let ga = native.generate_full(p, &params).unwrap();
+    let gb = candle.generate_full(p, &params).unwrap();
+    assert_eq!(ga.tokens, gb.tokens, "{p:?}");
+    b
+}
+
+#[cfg(feature = "candle")]
+fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).fold(0f32, |m, (x, y)| m.max((x - y).abs()))
+}
+
+/// A rank-`rank` update of an `out × in` projection with values in ±0.05 from a fixed
+/// sequence (a 64-bit LCG), scale 2 (LoRA's alpha 16 over rank 8).
+#[cfg(feature = "candle")]
+fn low_rank(out: usize, inp: usize, rank: usize) -> LowRank {
+    let mut state = (out * 31 + inp * 7 + rank) as u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 0.1
+    };
+    let a = (0..rank * inp).map(|_| next()).collect();
+    let b = (0..out * rank).map(|_| next()).collect();
+    LowRank::new(a, b, rank, 2.0).unwrap()
+}
+
+/// Rank-8 updates of all seven projections of blocks 0, 7 and 29 (SmolLM2-135M: 576 wide,
+/// 9 query and 3 key/value heads of 64, 1536 in the MLP, 30 blocks).
+#[cfg(feature = "candle")]
+fn random_adapter() -> pgraphrag_llm::LoraAdapter {
+    let d = pgraphrag_llm::LlamaDims {
+        n_embd: 576,
+        n_head: 9,
+        n_kv_head: 3,
+        head_dim: 64,
+        n_ff: 1536,
+        n_layer: 30,
+        rope_dim: 64,
+        rope_base: 1e5,
+        eps: 1e-5,
+        vocab: 49152,
+    };
+    let mut ad = pgraphrag_llm::LoraAdapter::new("random");
+    for layer in [0, 7, 29] {
+        for t in LoraTarget::ALL {
+            let (out, inp) = t.shape(&d);
+            ad.insert(layer, t, low_rank(out, inp, 8));
+        }
     }
+    ad
 }
 
 /// Greedy decoding runs single tokens through the stored blocks; re-scoring the same prefix

@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{BufReader, Cursor, Read, Seek};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use candle_core::quantized::gguf_file::{self, Content};
 use candle_core::quantized::{GgmlDType, QTensor};
@@ -15,11 +15,16 @@ use candle_transformers::models::{
 use super::weights::invalid;
 use super::{Architecture, DeviceChoice};
 use crate::error::{LlmError, Result};
+use crate::lora::LoraAdapter;
 
-/// One of candle's quantized models and the device it runs on.
+/// One of candle's quantized models and the device it runs on, with what rebuilding it takes
+/// (a LoRA adapter is merged into the weights, so setting one reloads the file).
 pub(super) struct CandleWeights {
     model: Model,
     device: Device,
+    arch: Architecture,
+    path: PathBuf,
+    q8_0: bool,
 }
 
 enum Model {
@@ -75,21 +80,35 @@ impl CandleWeights {
         device: Device,
         q8_0: bool,
     ) -> Result<Self> {
-        r.rewind().map_err(|source| LlmError::Io {
+        let model = build(arch, r, path, &device, q8_0, None)?;
+        Ok(CandleWeights {
+            model,
+            device,
+            arch,
             path: path.to_path_buf(),
+            q8_0,
+        })
+    }
+
+    /// Rebuilds the model from the file with `adapter` merged into the weights (`None`: the
+    /// file's weights): each adapted projection becomes an f32 tensor holding its dequantized
+    /// weights plus `scale · B A`, which candle multiplies in f32. Checks first that every
+    /// update names a tensor of the file of its shape; on an error the model is unchanged.
+    pub(super) fn set_adapter(&mut self, adapter: Option<&LoraAdapter>) -> Result<()> {
+        let io = |source| LlmError::Io {
+            path: self.path.clone(),
             source,
-        })?;
-        let ct = Content::read(r).map_err(|e| invalid(path, format!("bad header: {e}")))?;
-        let model = if q8_0 {
-            let bytes = requantize_q8(path, &ct, r)?;
-            let mut cur = Cursor::new(bytes);
-            let ct2 = Content::read(&mut cur)
-                .map_err(|e| invalid(path, format!("re-reading the Q8_0 copy: {e}")))?;
-            build_weights(arch, ct2, &mut cur, &device, path)?
-        } else {
-            build_weights(arch, ct, r, &device, path)?
         };
-        Ok(CandleWeights { model, device })
+        let mut r = BufReader::new(File::open(&self.path).map_err(io)?);
+        self.model = build(
+            self.arch,
+            &mut r,
+            &self.path,
+            &self.device,
+            self.q8_0,
+            adapter,
+        )?;
+        Ok(())
     }
 
     /// Logits of the last of `ids`, fed at positions `pos..`, as f32 on the CPU.
@@ -116,8 +135,68 @@ impl CandleWeights {
     }
 }
 
-/// Re-quantizes the 4/5-bit legacy tensors to Q8_0 and returns an in-memory GGUF.
-fn requantize_q8(path: &Path, ct: &Content, r: &mut BufReader<File>) -> Result<Vec<u8>> {
+/// Reads the model from `r` (the file at `path`): straight from the file, or, with `q8_0` or
+/// an adapter, from an in-memory copy of it rewritten by [`rewrite`].
+fn build(
+    arch: Architecture,
+    r: &mut BufReader<File>,
+    path: &Path,
+    device: &Device,
+    q8_0: bool,
+    adapter: Option<&LoraAdapter>,
+) -> Result<Model> {
+    r.rewind().map_err(|source| LlmError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let ct = Content::read(r).map_err(|e| invalid(path, format!("bad header: {e}")))?;
+    if !q8_0 && adapter.is_none() {
+        return build_weights(arch, ct, r, device, path);
+    }
+    let bytes = rewrite(path, &ct, r, q8_0, adapter)?;
+    let mut cur = Cursor::new(bytes);
+    let ct2 = Content::read(&mut cur)
+        .map_err(|e| invalid(path, format!("re-reading the rewritten copy: {e}")))?;
+    build_weights(arch, ct2, &mut cur, device, path)
+}
+
+/// The GGUF name of the weights an update applies to: `blk.{layer}.{target}.weight`.
+fn tensor_name(layer: usize, target: crate::LoraTarget) -> String {
+    format!("blk.{layer}.{}.weight", target.name())
+}
+
+/// An in-memory GGUF of the file with the 4/5-bit legacy tensors re-quantized to Q8_0 (when
+/// `q8_0`) and `adapter`'s updates merged into the weights they apply to (as f32).
+fn rewrite(
+    path: &Path,
+    ct: &Content,
+    r: &mut BufReader<File>,
+    q8_0: bool,
+    adapter: Option<&LoraAdapter>,
+) -> Result<Vec<u8>> {
+    let mut merges = std::collections::HashMap::new();
+    if let Some(ad) = adapter {
+        for (layer, target, u) in ad.updates() {
+            let name = tensor_name(layer, target);
+            let bad = |reason: String| LlmError::Adapter {
+                adapter: ad.id().to_string(),
+                reason,
+            };
+            let info = ct
+                .tensor_infos
+                .get(&name)
+                .ok_or_else(|| bad(format!("{} has no tensor `{name}`", path.display())))?;
+            let dims = info.shape.dims();
+            if dims != [u.out_dim(), u.in_dim()] {
+                return Err(bad(format!(
+                    "`{name}` is {}x{}, the model's tensor is {dims:?}",
+                    u.out_dim(),
+                    u.in_dim()
+                )));
+            }
+            merges.insert(name, u);
+        }
+    }
     let mut tensors: Vec<(String, QTensor)> = Vec::with_capacity(ct.tensor_infos.len());
     let mut names: Vec<&String> = ct.tensor_infos.keys().collect();
     names.sort();
@@ -125,15 +204,32 @@ fn requantize_q8(path: &Path, ct: &Content, r: &mut BufReader<File>) -> Result<V
         let qt = ct
             .tensor(r, name, &Device::Cpu)
             .map_err(|e| invalid(path, format!("reading tensor `{name}`: {e}")))?;
-        let qt = match qt.dtype() {
-            GgmlDType::Q4_0 | GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1 => {
-                let t = qt
-                    .dequantize(&Device::Cpu)
-                    .map_err(model_err(format!("dequantizing `{name}`")))?;
-                QTensor::quantize(&t, GgmlDType::Q8_0)
-                    .map_err(model_err(format!("quantizing `{name}` to Q8_0")))?
-            }
-            _ => qt,
+        let legacy = matches!(
+            qt.dtype(),
+            GgmlDType::Q4_0 | GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1
+        );
+        let qt = if let Some(u) = merges.get(name) {
+            let t = qt
+                .dequantize(&Device::Cpu)
+                .map_err(model_err(format!("dequantizing `{name}`")))?;
+            let shape = t.shape().clone();
+            let mut w = t
+                .flatten_all()
+                .and_then(|t| t.to_vec1::<f32>())
+                .map_err(model_err(format!("reading `{name}`")))?;
+            u.add_product_to(&mut w)?;
+            let t = Tensor::from_vec(w, shape, &Device::Cpu)
+                .map_err(model_err(format!("merging the adapter into `{name}`")))?;
+            QTensor::quantize(&t, GgmlDType::F32)
+                .map_err(model_err(format!("storing the merged `{name}`")))?
+        } else if q8_0 && legacy {
+            let t = qt
+                .dequantize(&Device::Cpu)
+                .map_err(model_err(format!("dequantizing `{name}`")))?;
+            QTensor::quantize(&t, GgmlDType::Q8_0)
+                .map_err(model_err(format!("quantizing `{name}` to Q8_0")))?
+        } else {
+            qt
         };
         tensors.push((name.clone(), qt));
     }
@@ -141,7 +237,7 @@ fn requantize_q8(path: &Path, ct: &Content, r: &mut BufReader<File>) -> Result<V
         ct.metadata.iter().map(|(k, v)| (k.as_str(), v)).collect();
     let ts: Vec<(&str, &QTensor)> = tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
     let mut buf = Cursor::new(Vec::new());
-    gguf_file::write(&mut buf, &md, &ts).map_err(model_err("writing the Q8_0 GGUF"))?;
+    gguf_file::write(&mut buf, &md, &ts).map_err(model_err("writing the rewritten GGUF"))?;
     Ok(buf.into_inner())
 }
 

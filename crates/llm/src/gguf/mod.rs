@@ -273,11 +273,12 @@ impl GgufModel {
     }
 
     /// Generates (and scores) with `adapter`'s low-rank updates added to the projections
-    /// from now on, `y = W x + scale · B (A x)`, computed on the fly by the native engine
-    /// (the stored weights are unchanged); `None` removes it. The adapter's id becomes part of
-    /// [`Self::cache_id`]. Errors: [`LlmError::Adapter`] when it does not fit the model
-    /// (blocks, shapes); [`LlmError::InvalidParams`] on the candle engine, which has no
-    /// adapter support.
+    /// from now on, `y = W x + scale · B (A x)`; `None` removes it. The native engine adds
+    /// them on the fly (the stored weights are unchanged); the candle engine rebuilds the
+    /// model from the file with each adapted projection as f32 weights `W + scale · B A`
+    /// (merged; the other weights stay as stored), so on CUDA too. The adapter's id becomes
+    /// part of [`Self::cache_id`]. Errors: [`LlmError::Adapter`] when it does not fit the
+    /// model (blocks, shapes, tensor names); the model is then unchanged.
     ///
     /// ```no_run
     /// use pgraphrag_llm::{GgufModel, LoraAdapter, LoraTarget, LowRank};
@@ -291,16 +292,11 @@ impl GgufModel {
     pub fn set_adapter(&mut self, adapter: Option<crate::LoraAdapter>) -> Result<()> {
         let id = adapter.as_ref().map(|a| a.id().to_string());
         let mut weights = self.lock()?;
-        let Some(native) = weights.native_mut() else {
-            if adapter.is_none() {
-                return Ok(());
-            }
-            return Err(LlmError::InvalidParams(format!(
-                "LoRA adapters run on the native engine only; {} runs on candle (use Engine::Native)",
-                self.path.display()
-            )));
-        };
-        native.set_adapter(adapter)?;
+        match &mut *weights {
+            Weights::Native(native) => native.set_adapter(adapter)?,
+            #[cfg(feature = "candle")]
+            Weights::Candle(candle) => candle.set_adapter(adapter.as_ref())?,
+        }
         drop(weights);
         self.adapter_id = id;
         Ok(())

@@ -305,6 +305,8 @@ fn sum_neon_order(x: &[f32]) -> f32 {
 mod tests {
     use super::*;
 
+    /// Pseudo-random logits for the test against candle's sampler.
+    #[cfg(feature = "candle")]
     fn logits(n: usize, seed: u64) -> Vec<f32> {
         let mut s = seed;
         (0..n)
