@@ -6,7 +6,8 @@
 # constant answers `pgraphrag bench` appends to results.md.
 #
 #   scripts/finetune.sh SPLIT TASK [OUT]   e.g. scripts/finetune.sh gap rating
-#   SPLIT: amazon | b2w | gap | hotel; TASK: rating | title.
+#   SPLIT: amazon | b2w | gap | hotel; TASK: rating | title | text (text: 100 evaluated users,
+#   as the zero-shot tables, and examples of up to 640 tokens, since reviews are long).
 #   PGRAPHRAG: the binary (default: the newer of target/release/pgraphrag and target/debug/pgraphrag);
 #   PGRAPHRAG_DATA: the shared data folder (default ../shared/data); MODEL: the GGUF.
 #   MODES: the evaluated modes (default none,user,neighbor,both,random for ratings, none,both
@@ -26,9 +27,10 @@ SPLIT_FILE="$DATA/pgraphrag/${SPLIT}_dev.json"
 [ -f "$SPLIT_FILE" ] || { echo "finetune: $SPLIT_FILE missing (set PGRAPHRAG_DATA)" >&2; exit 1; }
 [ -f "$MODEL" ] || { echo "finetune: $MODEL missing; run scripts/fetch-llms.sh --smollm-only" >&2; exit 1; }
 case "$TASK" in
-  rating) PREFILL=rowwise; DEFAULT_MODES=none,user,neighbor,both,random ;;
-  title) PREFILL=gemm; DEFAULT_MODES=none,both ;;
-  *) echo "finetune: TASK must be rating or title" >&2; exit 1 ;;
+  rating) PREFILL=rowwise; DEFAULT_MODES=none,user,neighbor,both,random; LIMIT=200; MAX_TOKENS=400 ;;
+  title) PREFILL=gemm; DEFAULT_MODES=none,both; LIMIT=200; MAX_TOKENS=400 ;;
+  text) PREFILL=rowwise; DEFAULT_MODES=none,both; LIMIT=100; MAX_TOKENS=640 ;;
+  *) echo "finetune: TASK must be rating, title or text" >&2; exit 1 ;;
 esac
 MODES="${MODES:-$DEFAULT_MODES}"
 mkdir -p "$OUT"
@@ -45,12 +47,12 @@ if [ ! -s "$OUT/lora.safetensors" ]; then
   log "training the LoRA adapter"
   "$BIN" train lora --model "$MODEL" --train "$OUT/train.jsonl" \
     --out "$OUT/lora.safetensors" --checkpoint "$OUT/ckpt.safetensors" \
-    --lr 1e-3 --batch-size 4 --epochs "${EPOCHS:-1}" --max-tokens 400 --checkpoint-every 5 --seed 0 \
+    --lr 1e-3 --batch-size 4 --epochs "${EPOCHS:-1}" --max-tokens "$MAX_TOKENS" --checkpoint-every 5 --seed 0 \
     2>&1 | tee -a "$OUT/train.log"
 fi
 if [ ! -s "$OUT/bench/results.csv" ]; then
-  log "evaluating $MODES (k = 1) with the adapter"
-  "$BIN" bench --split "$SPLIT_FILE" --task "$TASK" --limit 200 \
+  log "evaluating $MODES (k = 1, $LIMIT users) with the adapter"
+  "$BIN" bench --split "$SPLIT_FILE" --task "$TASK" --limit "$LIMIT" \
     --activations f32 --prefill "$PREFILL" --modes "$MODES" --ks 1 \
     --adapter "$OUT/lora.safetensors" --cache "$OUT/cache.sqlite" --out "$OUT/bench" --quiet
 fi
