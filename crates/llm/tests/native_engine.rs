@@ -106,6 +106,14 @@ fn native_matches_candle_on_dequantized_weights() {
     beyond.insert(99, LoraTarget::Q, low_rank(576, 576, 1));
     let err = candle.set_adapter(Some(beyond)).unwrap_err();
     assert!(err.to_string().contains("blk.99.attn_q.weight"), "{err}");
+    let mut narrow = pgraphrag_llm::LoraAdapter::new("narrow");
+    narrow.insert(0, LoraTarget::Q, low_rank(576, 100, 1));
+    let err = candle.set_adapter(Some(narrow)).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the update of `blk.0.attn_q.weight` is 576x100"),
+        "{err}"
+    );
     assert!(candle.cache_id().ends_with(":adapter:random"));
     // Removing it reloads the file's weights: the logits of before, to the bit.
     candle.set_adapter(None).unwrap();

@@ -189,7 +189,7 @@ fn rewrite(
             let dims = info.shape.dims();
             if dims != [u.out_dim(), u.in_dim()] {
                 return Err(bad(format!(
-                    "`{name}` is {}x{}, the model's tensor is {dims:?}",
+                    "the update of `{name}` is {}x{}, the model's tensor is {dims:?}",
                     u.out_dim(),
                     u.in_dim()
                 )));

@@ -291,6 +291,10 @@ impl GgufModel {
     /// ```
     pub fn set_adapter(&mut self, adapter: Option<crate::LoraAdapter>) -> Result<()> {
         let id = adapter.as_ref().map(|a| a.id().to_string());
+        if id.is_none() && self.adapter_id.is_none() {
+            // Nothing to remove: candle would reload the file, the native engine drop its caches.
+            return Ok(());
+        }
         let mut weights = self.lock()?;
         match &mut *weights {
             Weights::Native(native) => native.set_adapter(adapter)?,
