@@ -14,8 +14,9 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// Every example of the workspace: (package, example name).
-const EXAMPLES: [(&str, &str); 16] = [
+const EXAMPLES: [(&str, &str); 18] = [
     ("pgraphrag-examples", "pgraphrag"),
+    ("pgraphrag-examples", "online"),
     ("pgraphrag-examples", "kragrec"),
     ("pgraphrag-examples", "lamp_summary"),
     ("pgraphrag-examples", "multistage_writing"),
@@ -25,6 +26,7 @@ const EXAMPLES: [(&str, &str); 16] = [
     ("pgraphrag-examples", "openai_client"),
     ("pgraphrag-examples", "own_generator"),
     ("pgraphrag-retrieval", "scale"),
+    ("pgraphrag-retrieval", "live_bench"),
     ("pgraphrag-recsys", "kragrec_index"),
     ("pgraphrag-llm", "bench_llm"),
     ("pgraphrag-train", "bench_train"),
@@ -760,4 +762,59 @@ fn tokenize_json_word_and_sentence_modes() {
             "He stayed home.".to_string()
         ]]
     );
+}
+
+#[test]
+fn online_serves_readers_while_writing() {
+    let out = run(
+        "pgraphrag-examples",
+        "online",
+        &[split("hotel_dev").to_str().unwrap()],
+        &[],
+    );
+    assert!(
+        out.contains("contexts identical to a rebuilt index"),
+        "{out}"
+    );
+    let reads: usize = out
+        .lines()
+        .find_map(|l| {
+            l.split("; ")
+                .last()?
+                .strip_suffix(" checked reads")?
+                .parse()
+                .ok()
+        })
+        .expect("a count of checked reads");
+    assert!(reads > 0, "{out}");
+}
+
+#[test]
+fn live_bench_compares_the_two_patterns() {
+    let data = data_dir().join("pgraphrag");
+    let out = run(
+        "pgraphrag-retrieval",
+        "live_bench",
+        &[
+            "--data",
+            data.to_str().unwrap(),
+            "--reviews",
+            "3000",
+            "--seconds",
+            "0.3",
+            "--rounds",
+            "1",
+            "--threads",
+            "1,2",
+            "--writes-per-sec",
+            "200",
+        ],
+        &[],
+    );
+    assert!(out.contains("resident per million reviews"), "{out}");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with(['1', '2']) && l.contains('x'))
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
 }

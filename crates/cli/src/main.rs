@@ -24,6 +24,7 @@ mod progress;
 mod rank_cmd;
 mod recsys_cmd;
 mod recsys_kragrec;
+mod serve_cmd;
 #[cfg(feature = "postgres")]
 mod store_cmd;
 mod summarize_cmd;
@@ -66,6 +67,8 @@ enum Command {
     Summarize(summarize_cmd::Args),
     /// Train: LoRA fine-tuning of the generator (`train lora`).
     Train(train_cmd::Args),
+    /// Serve personalized context and chat completions over HTTP (docs/serve.md).
+    Serve(serve_cmd::Args),
     /// Run offline job units from a JetStream work queue until it is drained or forever.
     #[cfg(feature = "jetstream")]
     Worker(worker_cmd::WorkerArgs),
@@ -91,6 +94,7 @@ fn main() -> ExitCode {
         Command::Multistage(a) => multistage_cmd::run(a),
         Command::Recsys(a) => recsys_cmd::run(a),
         Command::Train(a) => train_cmd::run(a),
+        Command::Serve(a) => serve_cmd::run(a),
         #[cfg(feature = "jetstream")]
         Command::Worker(a) => worker_cmd::run_worker(a),
         #[cfg(feature = "jetstream")]

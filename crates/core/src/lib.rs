@@ -51,8 +51,8 @@ pub use lamp::{LampGold, LampProfileItem, LampQuestion, LampTask, SummaryScope};
 pub use progress::{NoProgress, Progress};
 pub use ties::{TieOrder, numpy_argsort, rank_order, top_k};
 pub use types::{
-    Bm25Params, Embeddings, Entry, GenParams, ItemId, Message, Prompt, RankedEntry, RankedProfile,
-    Role, Scored, sort_desc,
+    Bm25Params, DocText, Embeddings, Entry, GenParams, ItemId, Message, Prompt, RankedEntry,
+    RankedProfile, Role, Scored, sort_desc,
 };
 pub use vocab::{Language, Task, UnknownName};
 
@@ -246,3 +246,8 @@ impl<T: Generator + ?Sized> Generator for Box<T> {
         (**self).generate_batch_each(prompts, params, done)
     }
 }
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -27,13 +27,62 @@ pub struct Entry {
 
 impl Entry {
     /// PGraphRAG's document text: `f"{title} {text}"`, where a missing field is the string
-    /// `None`, exactly as the released notebook formats it.
+    /// `None`, exactly as the released notebook formats it ([`DocText::Notebook`]).
     pub fn title_text(&self) -> String {
-        format!(
-            "{} {}",
-            self.title.as_deref().unwrap_or("None"),
-            self.text.as_deref().unwrap_or("None")
-        )
+        self.document(DocText::Notebook)
+    }
+
+    /// The document retrievers see for this entry under `how` (see [`DocText`]).
+    ///
+    /// ```
+    /// use pgraphrag_core::{DocText, Entry};
+    /// let e = Entry { text: Some("Loved it".into()), ..Default::default() };
+    /// assert_eq!(e.document(DocText::Notebook), "None Loved it");
+    /// assert_eq!(e.document(DocText::Clean), "Loved it");
+    /// ```
+    pub fn document(&self, how: DocText) -> String {
+        how.render(self.title.as_deref(), self.text.as_deref())
+    }
+}
+
+/// How a review's title and text become the one document a retriever ranks.
+///
+/// The released PGraphRAG code formats `f"{title} {text}"`, so a missing field becomes the
+/// token `None` (and the query "none" matches every review without a title). The released
+/// recipe keeps that for byte-identical rankings; the clean recipe and the live index leave
+/// missing fields out.
+///
+/// ```
+/// use pgraphrag_core::DocText;
+/// assert_eq!(DocText::Notebook.render(None, Some("b")), "None b");
+/// assert_eq!(DocText::Clean.render(Some("a"), Some("b")), "a b");
+/// assert_eq!(DocText::Clean.render(Some(""), Some("b")), "b");
+/// assert_eq!(DocText::Clean.render(None, None), "");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DocText {
+    /// `f"{title} {text}"` with a missing field written `None` (the released notebook).
+    #[default]
+    Notebook,
+    /// The present, non-empty fields joined by one space; nothing for a missing field.
+    Clean,
+}
+
+impl DocText {
+    /// The document of a `title` and a `text`.
+    pub fn render(self, title: Option<&str>, text: Option<&str>) -> String {
+        match self {
+            DocText::Notebook => format!("{} {}", title.unwrap_or("None"), text.unwrap_or("None")),
+            DocText::Clean => match (
+                title.filter(|t| !t.is_empty()),
+                text.filter(|t| !t.is_empty()),
+            ) {
+                (Some(a), Some(b)) => format!("{a} {b}"),
+                (Some(a), None) | (None, Some(a)) => a.to_string(),
+                (None, None) => String::new(),
+            },
+        }
     }
 }
 

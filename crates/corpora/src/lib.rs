@@ -62,3 +62,8 @@ pub use tabular::{
     SNOWFLAKE_EPOCH_MS, convert_news, convert_news_file, convert_tweets, convert_tweets_file,
     outlet, tweet_time,
 };
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -58,3 +58,8 @@ pub use ranking::{
 };
 pub use recbole::{AtomicFile, RecboleError};
 pub use split::{IdPolicy, Split, SplitReview, SplitUser, load_split, parse_split};
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

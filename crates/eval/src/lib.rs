@@ -73,3 +73,8 @@ pub use recipe::Recipe;
 pub use table::{
     RatingParse, RatingScorer, ResultRow, ResultsTable, Scorer, TextScorer, gold, paired_p_values,
 };
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -6,6 +6,7 @@
 //! once which semantics it wants. The quirks are described in `docs/ranking.md` ("The
 //! notebook's quirks") and `docs/bench.md`.
 
+use pgraphrag_core::DocText;
 use pgraphrag_data::{IdPolicy, Split};
 use pgraphrag_graph::{Duplicates, GraphOptions, UserItemGraph};
 use pgraphrag_prompt::extract::ExtractOptions;
@@ -41,12 +42,14 @@ pub enum Recipe {
     /// * ties: `np.argsort(scores)[::-1]` (numpy's portable introsort, ported exactly),
     ///   [`TieOrder::NumpyReversedArgsort`];
     /// * extraction: `master_eval.py`'s never-matching `'**Review title:** ""'` check,
-    ///   [`ExtractOptions::reference`].
+    ///   [`ExtractOptions::reference`];
+    /// * documents: `f"{title} {text}"` with `None` for a missing field, [`DocText::Notebook`].
     #[default]
     ReleasedCode,
     /// The library's clean choices (`pgraphrag rank --clean`): every review kept, ids as
     /// strings, empty documents dropped without misalignment, duplicate texts distinct, a single
-    /// neighbour ranked, ties in input order, the fixed extraction.
+    /// neighbour ranked, ties in input order, the fixed extraction, documents without `None`
+    /// placeholders ([`DocText::Clean`]).
     Clean,
 }
 
@@ -112,9 +115,21 @@ impl Recipe {
         }
     }
 
-    /// PGraphRAG's BM25Okapi (nltk tokens, per-list fit) with this recipe's tie order.
+    /// How a review's title and text make its document: the notebook's `f"{title} {text}"`
+    /// (a missing field is the token `None`) or the clean join without placeholders.
+    pub fn doc_text(self) -> DocText {
+        match self {
+            Recipe::ReleasedCode => DocText::Notebook,
+            Recipe::Clean => DocText::Clean,
+        }
+    }
+
+    /// PGraphRAG's BM25Okapi (nltk tokens, per-list fit) with this recipe's tie order and
+    /// document text.
     pub fn bm25(self) -> CachedBm25 {
-        CachedBm25::pgraphrag().with_tie_order(self.tie_order())
+        CachedBm25::pgraphrag()
+            .with_tie_order(self.tie_order())
+            .with_doc_text(self.doc_text())
     }
 
     /// The user-item graph of a whole split under this recipe.

@@ -460,3 +460,8 @@ mod tests {
         assert_eq!(g.users().collect::<Vec<_>>(), vec!["a", "b"]);
     }
 }
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -18,9 +18,16 @@
 //! without it the crate has no candle dependency, runs llama-architecture GGUF files with
 //! `F32`/`F16`/`BF16`/`Q4_1`/`Q8_0` tensors on the native engine, and answers a request for
 //! candle with [`LlmError::FeatureDisabled`]. `cuda` (implies `candle`) runs candle on an
-//! NVIDIA GPU; `tls` enables `https` for [`OpenAiClient`].
+//! NVIDIA GPU; `tls` enables `https` for the OpenAI-compatible clients; `async` adds the async
+//! path below.
 //! - [`OpenAiClient`]: any OpenAI-compatible chat-completions server, with timeouts and
-//!   retries with exponential backoff on 429, 5xx and connection failures.
+//!   retries with exponential backoff on 429, 5xx and connection failures (blocking, for
+//!   scripts and the batch pipelines).
+//! - With the `async` feature (tokio + reqwest): `AsyncOpenAiClient`, the same client for
+//!   async programs, which also streams answers as they are written (server-sent events), and
+//!   the `AsyncGenerator` trait it implements, with `Blocking` to run any blocking
+//!   [`Generator`](pgraphrag_core::Generator) (a local [`GgufModel`]) on tokio's blocking
+//!   threads.
 //!
 //! ```no_run
 //! use pgraphrag_core::{GenParams, Generator, Prompt};
@@ -40,6 +47,8 @@
 //! (binaries read `OPENAI_API_KEY` themselves).
 #![deny(missing_docs)]
 
+#[cfg(feature = "async")]
+mod async_generator;
 mod error;
 mod gguf;
 mod lora;
@@ -48,6 +57,8 @@ mod openai;
 mod template;
 mod tokenizer;
 
+#[cfg(feature = "async")]
+pub use async_generator::{AsyncGenerator, Blocking};
 pub use error::{LlmError, Result};
 #[cfg(feature = "candle")]
 pub use gguf::candle_device;
@@ -58,6 +69,8 @@ pub use gguf::{
 };
 pub use lora::{LoraAdapter, LoraTarget, LowRank};
 pub use native::dense::{LlamaDims, LlamaF32, LlamaLayerF32, load_llama_f32, read_llama_dims};
+#[cfg(feature = "async")]
+pub use openai::async_client::{AsyncOpenAiClient, TextStream};
 pub use openai::{Completion, OpenAiClient, OpenAiOptions};
 pub use template::ChatTemplate;
 pub use tokenizer::LlmTokenizer;

@@ -1,14 +1,23 @@
-//! A blocking client for OpenAI-compatible chat-completions servers (OpenAI, llama.cpp's
-//! `llama-server`, vLLM, Ollama's `/v1`, ...).
+//! Clients for OpenAI-compatible chat-completions servers (OpenAI, llama.cpp's
+//! `llama-server`, vLLM, Ollama's `/v1`, ...): the blocking [`OpenAiClient`] here, the async
+//! one in [`async_client`] (feature `async`). Request bodies, response parsing, stop strings
+//! and the retry policy live once, in [`wire`]; streamed answers are decoded in [`sse`].
 
 use std::time::Duration;
 
 use pgraphrag_core::{GenParams, Generator, Prompt};
-use serde_json::{Value, json};
 
-use crate::error::{LlmError, Result, snippet};
+use crate::error::{LlmError, Result};
 
-/// Options of [`OpenAiClient`].
+#[cfg(feature = "async")]
+pub(crate) mod async_client;
+#[cfg(any(feature = "async", test))]
+pub(crate) mod sse;
+pub(crate) mod wire;
+
+use wire::{Attempt, Endpoint};
+
+/// Options of [`OpenAiClient`] (and of `AsyncOpenAiClient`, feature `async`).
 #[derive(Debug, Clone)]
 pub struct OpenAiOptions {
     /// Sent as `Authorization: Bearer {api_key}` when set.
@@ -88,18 +97,10 @@ pub struct Completion {
 /// ```
 #[derive(Debug, Clone)]
 pub struct OpenAiClient {
-    base_url: String,
-    /// `base_url` exactly as given to [`OpenAiClient::new`] (for [`OpenAiClient::cache_id`]).
-    url_as_given: String,
+    endpoint: Endpoint,
     model: String,
     opts: OpenAiOptions,
     agent: ureq::Agent,
-}
-
-enum Attempt {
-    Done(String),
-    Retry(LlmError, Option<Duration>),
-    Fail(LlmError),
 }
 
 impl OpenAiClient {
@@ -115,19 +116,7 @@ impl OpenAiClient {
         model: impl Into<String>,
         opts: OpenAiOptions,
     ) -> Result<Self> {
-        let url_as_given = base_url.into();
-        let base_url = url_as_given.trim_end_matches('/').to_string();
-        let https = base_url.starts_with("https://");
-        if !https && !base_url.starts_with("http://") {
-            return Err(LlmError::InvalidParams(format!(
-                "base URL `{base_url}` must start with http:// or https://"
-            )));
-        }
-        if https && !cfg!(feature = "tls") {
-            return Err(LlmError::InvalidParams(format!(
-                "base URL `{base_url}` is https but pgraphrag-llm was built without its `tls` feature"
-            )));
-        }
+        let endpoint = Endpoint::parse(base_url.into())?;
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(opts.timeout))
@@ -135,8 +124,7 @@ impl OpenAiClient {
             .build()
             .new_agent();
         Ok(OpenAiClient {
-            base_url,
-            url_as_given,
+            endpoint,
             model: model.into(),
             opts,
             agent,
@@ -145,7 +133,7 @@ impl OpenAiClient {
 
     /// The base URL (without a trailing slash).
     pub fn base_url(&self) -> &str {
-        &self.base_url
+        &self.endpoint.base_url
     }
 
     /// The id of this client's generations in a generation cache: `openai:{url}:{model}`, with
@@ -159,7 +147,7 @@ impl OpenAiClient {
     /// assert_eq!(c.cache_id(), "openai:http://127.0.0.1:1/v1/:m");
     /// ```
     pub fn cache_id(&self) -> String {
-        format!("openai:{}:{}", self.url_as_given, self.model)
+        self.endpoint.cache_id(&self.model)
     }
 
     /// The model name sent with each request.
@@ -169,31 +157,9 @@ impl OpenAiClient {
 
     /// Sends one completion request (with retries) and returns the parsed answer.
     pub fn complete(&self, prompt: &Prompt, params: &GenParams) -> Result<Completion> {
-        let mut body = json!({
-            "model": self.model,
-            "max_tokens": params.max_tokens,
-            "temperature": params.temperature,
-            "seed": params.seed,
-        });
-        if let Some(p) = params.top_p {
-            body["top_p"] = json!(p);
-        }
-        if !params.stop.is_empty() {
-            body["stop"] = json!(params.stop);
-        }
-        let (url, chat) = match prompt {
-            Prompt::Chat(m) => {
-                body["messages"] = serde_json::to_value(m)
-                    .map_err(|e| LlmError::InvalidParams(format!("messages: {e}")))?;
-                (format!("{}/chat/completions", self.base_url), true)
-            }
-            Prompt::Raw(s) => {
-                body["prompt"] = json!(s);
-                (format!("{}/completions", self.base_url), false)
-            }
-        };
-        let text = self.post_with_retries(&url, &body.to_string())?;
-        parse_completion(&url, &text, chat, &params.stop)
+        let req = wire::build_request(&self.endpoint.base_url, &self.model, prompt, params, false)?;
+        let text = self.post_with_retries(&req.url, &req.body)?;
+        wire::parse_completion(&req.url, &text, req.chat, &params.stop)
     }
 
     fn post_with_retries(&self, url: &str, body: &str) -> Result<String> {
@@ -204,21 +170,16 @@ impl OpenAiClient {
                 Attempt::Done(s) => return Ok(s),
                 Attempt::Fail(e) => return Err(e),
                 Attempt::Retry(e, retry_after) => {
-                    if attempt > self.opts.max_retries {
-                        return Err(e);
+                    match wire::retry_wait(&self.opts, attempt, retry_after) {
+                        Some(wait) => std::thread::sleep(wait),
+                        None => return Err(e),
                     }
-                    let backoff = self
-                        .opts
-                        .initial_backoff
-                        .saturating_mul(1u32 << (attempt - 1).min(16));
-                    let wait = retry_after.unwrap_or(backoff).min(self.opts.max_backoff);
-                    std::thread::sleep(wait);
                 }
             }
         }
     }
 
-    fn post_once(&self, url: &str, body: &str, attempts: u32) -> Attempt {
+    fn post_once(&self, url: &str, body: &str, attempts: u32) -> Attempt<String> {
         let mut req = self
             .agent
             .post(url)
@@ -240,16 +201,15 @@ impl OpenAiClient {
             }
         };
         let status = resp.status().as_u16();
-        let retry_after = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+        let retry_after = wire::retry_after(
+            resp.headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok()),
+        );
         let text = match resp
             .body_mut()
             .with_config()
-            .limit(64 * 1024 * 1024)
+            .limit(wire::BODY_LIMIT as u64)
             .read_to_string()
         {
             Ok(t) => t,
@@ -267,109 +227,12 @@ impl OpenAiClient {
         if (200..300).contains(&status) {
             return Attempt::Done(text);
         }
-        let err = LlmError::Http {
-            url: url.to_string(),
-            status,
-            body: snippet(&text, 500),
-            attempts,
-        };
-        if status == 429 || status >= 500 {
-            Attempt::Retry(err, retry_after)
-        } else {
-            Attempt::Fail(err)
-        }
+        wire::status_failure(url, status, &text, attempts, retry_after)
     }
-}
-
-fn parse_completion(url: &str, text: &str, chat: bool, stop: &[String]) -> Result<Completion> {
-    let bad = |reason: &str| LlmError::InvalidResponse {
-        url: url.to_string(),
-        reason: reason.to_string(),
-        body: snippet(text, 500),
-    };
-    let v: Value = serde_json::from_str(text).map_err(|e| bad(&format!("not JSON: {e}")))?;
-    if let Some(err) = v.get("error") {
-        return Err(bad(&format!("the server reported an error: {err}")));
-    }
-    let choice = v
-        .get("choices")
-        .and_then(|c| c.get(0))
-        .ok_or_else(|| bad("no `choices[0]`"))?;
-    let content = if chat {
-        choice.get("message").and_then(|m| m.get("content"))
-    } else {
-        choice.get("text")
-    };
-    let mut out = content
-        .and_then(|c| c.as_str())
-        .ok_or_else(|| {
-            bad(if chat {
-                "`choices[0].message.content` is missing or not a string"
-            } else {
-                "`choices[0].text` is missing or not a string"
-            })
-        })?
-        .to_string();
-    if let Some(i) = stop
-        .iter()
-        .filter(|s| !s.is_empty())
-        .filter_map(|s| out.find(s.as_str()))
-        .min()
-    {
-        out.truncate(i);
-    }
-    let usage = v.get("usage");
-    Ok(Completion {
-        text: out,
-        finish_reason: choice
-            .get("finish_reason")
-            .and_then(|f| f.as_str())
-            .map(String::from),
-        prompt_tokens: usage
-            .and_then(|u| u.get("prompt_tokens"))
-            .and_then(|x| x.as_u64()),
-        completion_tokens: usage
-            .and_then(|u| u.get("completion_tokens"))
-            .and_then(|x| x.as_u64()),
-    })
 }
 
 impl Generator for OpenAiClient {
     fn generate(&self, prompt: &Prompt, params: &GenParams) -> pgraphrag_core::Result<String> {
         Ok(self.complete(prompt, params)?.text)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_chat_and_text_answers() {
-        let c = parse_completion(
-            "u",
-            r#"{"choices":[{"message":{"role":"assistant","content":"Hi STOP there"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":3}}"#,
-            true,
-            &["STOP".into()],
-        )
-        .unwrap();
-        assert_eq!(c.text, "Hi ");
-        assert_eq!(c.finish_reason.as_deref(), Some("stop"));
-        assert_eq!((c.prompt_tokens, c.completion_tokens), (Some(5), Some(3)));
-        let c = parse_completion("u", r#"{"choices":[{"text":"abc"}]}"#, false, &[]).unwrap();
-        assert_eq!(c.text, "abc");
-    }
-
-    #[test]
-    fn rejects_unusable_answers() {
-        for body in [
-            "<html>",
-            r#"{"choices":[]}"#,
-            r#"{"error":{"message":"x"}}"#,
-            r#"{"choices":[{"message":{"content":null}}]}"#,
-        ] {
-            let e = parse_completion("u", body, true, &[]).unwrap_err();
-            assert!(matches!(e, LlmError::InvalidResponse { .. }), "{body}: {e}");
-        }
     }
 }

@@ -36,3 +36,8 @@ pub use bleu::{SentenceBleu, corpus_bleu, sentence_bleu};
 pub use error::{Error, Result};
 pub use meteor::{Meteor, meteor_tokens};
 pub use rouge::{Rouge, RougeOptions, RougeScores, RougeTokenizer, Score};
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

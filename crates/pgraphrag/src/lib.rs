@@ -15,18 +15,24 @@
 //! | `text` | `pgraphrag-text` | `text` | yes |
 //! | `graph` | `pgraphrag-graph` | `graph` | yes |
 //! | `data` | `pgraphrag-data` | `data` | yes |
-//! | `retrieval` | `pgraphrag-retrieval` | `retrieval` (`dense` adds BERT encoders on candle) | yes (both) |
+//! | `retrieval` | `pgraphrag-retrieval` | `retrieval` (`dense` adds BERT encoders on candle) | `retrieval` yes, `dense` no |
 //! | `metrics` | `pgraphrag-metrics` | `metrics` | yes |
-//! | `prompt` | `pgraphrag-prompt` | `prompt` | yes |
+//! | `prompt` | `pgraphrag-prompt` | `prompt` (`hf-tokenizers` adds `lamp::HfTokenizer`) | `prompt` yes, `hf-tokenizers` no |
 //! | `llm` | `pgraphrag-llm` | `llm` (`tls` adds HTTPS) | no |
 //! | `eval` | `pgraphrag-eval` | `eval` | no |
 //! | `store` | `pgraphrag-store` | `store` | no |
 //! | `stages` | `pgraphrag-stages` | `stages` | no |
 //! | `corpora` | `pgraphrag-corpora` | `corpora` | no |
 //!
-//! `full` turns on every module (and `dense`); `cuda` runs dense encoders and GGUF models on
-//! an NVIDIA GPU for the modules that are on; `hf-hub` downloads dense models from the Hugging
-//! Face hub.
+//! `full` turns on every module, with `dense` and `hf-tokenizers`; `cuda` runs dense encoders and
+//! GGUF models on an NVIDIA GPU for the modules that are on; `hf-hub` downloads dense models from
+//! the Hugging Face hub. The defaults build no candle, no `tokenizers` and no SQLite: `dense`
+//! (candle, `tokenizers`, rusqlite), `llm` and `eval` (candle, `tokenizers`; `eval` adds rusqlite),
+//! `hf-tokenizers` (`tokenizers`) and `store`, `stages`, `corpora` (rusqlite) pull them in. With
+//! candle in the build, add `[profile.dev.package."*"] opt-level = 3` to your `Cargo.toml`, or
+//! debug builds run candle unoptimised (see the README).
+//!
+//! Most programs need only [`prelude`]: the live index and the names around it.
 //!
 //! ```
 //! # #[cfg(all(feature = "retrieval", feature = "metrics"))] {
@@ -102,6 +108,62 @@ pub use pgraphrag_stages as stages;
 #[cfg(feature = "corpora")]
 #[cfg_attr(docsrs, doc(cfg(feature = "corpora")))]
 pub use pgraphrag_corpora as corpora;
+
+/// The names most programs need, in one import: `use pgraphrag::prelude::*;`.
+///
+/// The live index ([`ProfileIndex`](prelude::ProfileIndex)) is the common case: add, update
+/// and remove documents, then ask for a target's ranked context and the paper's prompt.
+///
+/// ```
+/// # #[cfg(all(feature = "retrieval", feature = "prompt"))] {
+/// use pgraphrag::prelude::*;
+///
+/// let index = ProfileIndex::default();
+/// let review = |user: &str, id: &str, item: &str, text: &str| Document {
+///     user: user.into(), id: id.into(), item: Some(item.into()), text: text.into(), ..Default::default()
+/// };
+/// index.upsert_batch(vec![
+///     review("ann", "1", "shampoo", "Lavender scent, my hair is soft"),
+///     review("bob", "1", "soap", "Lavender soap that lasts long"),
+///     review("cat", "1", "soap", "Left my skin dry"),
+/// ]).unwrap();
+/// // Ann is writing a review of the soap titled "Lavender dream".
+/// let req = ContextRequest {
+///     user: "ann".into(),
+///     item: Some("soap".into()),
+///     query: Task::Text.query(Some("Lavender dream"), None),
+///     scope: Some(Scope::Both),
+///     k: 1,
+///     retriever: RetrieverKind::Bm25,
+/// };
+/// let ctx = index.context(&req).unwrap();
+/// assert_eq!(ctx.neighbors[0].doc.user(), "bob");
+/// let target = Entry { author: "ann".into(), item: "soap".into(), title: Some("Lavender dream".into()), ..Default::default() };
+/// let prompt = PromptBuilder::new(Task::Text).build(&ctx.to_profile(&req, Some(target)), Mode::Both, 1);
+/// assert!(prompt.contains("Lavender soap that lasts long"));
+/// # }
+/// ```
+pub mod prelude {
+    pub use pgraphrag_core::{
+        DocText, Embeddings, Encoder, Entry, GenParams, Generator, ItemId, Prompt, RankedEntry,
+        RankedProfile, Retriever, Task, TieOrder,
+    };
+    #[cfg(all(feature = "graph", not(feature = "retrieval")))]
+    pub use pgraphrag_graph::Scope;
+    #[cfg(feature = "graph")]
+    pub use pgraphrag_graph::{GraphOptions, UserItemGraph};
+    #[cfg(feature = "prompt")]
+    pub use pgraphrag_prompt::pgraphrag::{Mode, PromptBuilder};
+    #[cfg(feature = "retrieval")]
+    pub use pgraphrag_retrieval::live::{
+        Context, ContextRequest, Document, Hit, IndexOptions, ProfileIndex, RetrieverKind, Scope,
+        Snapshot,
+    };
+    #[cfg(feature = "retrieval")]
+    pub use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker};
+    #[cfg(feature = "retrieval")]
+    pub use pgraphrag_retrieval::{Bm25Okapi, Bm25Retriever};
+}
 
 /// The README's example, run as a doctest.
 #[cfg(all(doctest, feature = "retrieval", feature = "metrics"))]

@@ -10,7 +10,8 @@
 //! * [`extract`]: `master_eval.py`'s `extract_prediction` (with its typo fixed by default)
 //!   and a documented rating parser.
 //! * [`lamp`]: LaMP's queries, corpus makers and prompts (`prompts.py`), byte-identical, with
-//!   the token budget and retry rule, an exact Hugging Face tokenizer wrapper and the
+//!   the token budget and retry rule, an exact Hugging Face tokenizer wrapper (`HfTokenizer`,
+//!   feature `hf-tokenizers`, the only one that pulls in the `tokenizers` crate) and the
 //!   summary-augmented form.
 //!
 //! ```
@@ -32,3 +33,8 @@ pub mod lamp;
 pub mod pgraphrag;
 
 pub use error::{Error, Result};
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

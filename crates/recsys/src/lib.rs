@@ -89,3 +89,8 @@ pub use rows::{LeaveOneOut, Row, leave_one_out};
 pub use score::{GgufLetterScorer, LetterScorer, Wrap, random_scores, ranking};
 pub use setup::{Dataset, Done, EvalData, evaluate};
 pub use title::{Movie, display_title, normalize_title, split_title_year};
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

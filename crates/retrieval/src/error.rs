@@ -101,6 +101,85 @@ pub enum Error {
         #[source]
         source: pgraphrag_core::Error,
     },
+    // --- live index ---
+    /// A document or request field that must not be empty was empty.
+    #[error("{what}: the field `{field}` is empty; give it a non-empty value")]
+    EmptyField {
+        /// The field.
+        field: &'static str,
+        /// Which document or request (e.g. `document "d1" of user "ann"`).
+        what: String,
+    },
+    /// A rating that is not a finite number inside the index's rating range.
+    #[error(
+        "document {doc:?} of user {user:?}: rating {value} is not a finite number in \
+         [{min}, {max}]; send a number in the range or leave the rating out"
+    )]
+    BadRating {
+        /// The document's user.
+        user: String,
+        /// The document id.
+        doc: String,
+        /// The rating given.
+        value: f64,
+        /// The smallest rating allowed.
+        min: f64,
+        /// The largest rating allowed.
+        max: f64,
+    },
+    /// One batch named the same document twice.
+    #[error(
+        "document {doc:?} of user {user:?} appears twice in one batch; send each document once"
+    )]
+    DuplicateDocument {
+        /// The user.
+        user: String,
+        /// The document id.
+        doc: String,
+    },
+    /// `k = 0` asked for a ranking of no entries.
+    #[error("k = 0 asks for no entries; ask for at least one (or use no scope)")]
+    ZeroK,
+    /// The user has no document in the index.
+    #[error("user {user:?} has no document in the index")]
+    UnknownUser {
+        /// The user.
+        user: String,
+    },
+    /// The item has no document in the index.
+    #[error("item {item:?} has no document in the index")]
+    UnknownItem {
+        /// The item.
+        item: String,
+    },
+    /// The document is not in the index.
+    #[error("user {user:?} has no document {doc:?}")]
+    UnknownDocument {
+        /// The user.
+        user: String,
+        /// The document id.
+        doc: String,
+    },
+    /// The neighbour scope was asked for without a target item.
+    #[error("the neighbour scope ranks other users' documents of the target item; name the item")]
+    MissingItem,
+    /// Dense or hybrid retrieval was asked of an index built without an encoder.
+    #[error(
+        "{retriever} retrieval needs a dense encoder, and this index has none; build it with \
+         an encoder or ask for bm25"
+    )]
+    NoEncoder {
+        /// `"dense"` or `"hybrid"`.
+        retriever: &'static str,
+    },
+    /// The encoder failed, or returned vectors of the wrong shape.
+    #[error("encoding {what}: {message}")]
+    Encode {
+        /// What was being encoded.
+        what: String,
+        /// What went wrong.
+        message: String,
+    },
     // --- token graph ---
     /// A [`crate::token_graph::TokenGraph`] cannot hold more reviews (u32 review ids).
     #[error("the token graph is full: at most {max} reviews (u32 review ids); split the corpus")]

@@ -30,6 +30,7 @@
 //! ```
 
 mod baseline;
+pub(crate) mod fit;
 pub mod formula;
 pub(crate) mod interner;
 mod lucene;

@@ -148,3 +148,110 @@ fn lucene_scores_are_non_negative_and_rank_matches_first() {
     assert!(top.iter().all(|x| x.item != 1));
     assert!(NoRetriever.rank("cat", &docs, None).unwrap().is_empty());
 }
+
+mod cached_freshness {
+    //! The token cache of `CachedBm25` never ranks superseded text (regression tests for the
+    //! stale-edit and two-graph reports).
+    use pgraphrag_core::{DocText, Entry};
+    use pgraphrag_graph::{GraphOptions, ItemId, UserItemGraph};
+    use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker, RandomReview};
+
+    fn e(id: usize, u: &str, i: &str, text: &str) -> Entry {
+        Entry {
+            id,
+            author: u.into(),
+            item: i.into(),
+            title: Some("t".into()),
+            text: Some(text.into()),
+            ..Default::default()
+        }
+    }
+
+    fn opts() -> ProfileOptions {
+        ProfileOptions {
+            random: RandomReview::Off,
+            ..ProfileOptions::default()
+        }
+    }
+
+    fn top_neighbor(r: &mut ProfileRanker<CachedBm25>, g: &UserItemGraph, q: &str) -> usize {
+        let p = r.rank(g, "a", &ItemId::from("p"), q).unwrap();
+        p.neighbors[0].entry.id
+    }
+
+    #[test]
+    fn an_in_place_edit_that_keeps_its_id_is_re_tokenized() {
+        // The notebook's dict semantics overwrite a (user, item) review in place.
+        let mut g = UserItemGraph::new(GraphOptions::notebook());
+        for x in [
+            e(0, "a", "p", "x"),
+            e(1, "b", "p", "soap"),
+            e(2, "c", "p", "towel"),
+            e(3, "d", "p", "mat"),
+        ] {
+            g.insert(x);
+        }
+        let mut warm = ProfileRanker::new(CachedBm25::pgraphrag(), opts());
+        assert_eq!(top_neighbor(&mut warm, &g, "lavender soap"), 1);
+        // c edits its review (same doc id, same slot) to mention lavender.
+        g.insert(e(2, "c", "p", "lavender lavender"));
+        let mut fresh = ProfileRanker::new(CachedBm25::pgraphrag(), opts());
+        assert_eq!(top_neighbor(&mut fresh, &g, "lavender soap"), 2);
+        assert_eq!(top_neighbor(&mut warm, &g, "lavender soap"), 2);
+    }
+
+    #[test]
+    fn a_ranker_reused_on_another_graph_ranks_that_graph() {
+        let a = UserItemGraph::from_entries(
+            [
+                e(0, "a", "p", "x"),
+                e(1, "b", "p", "soap"),
+                e(2, "c", "p", "towel"),
+                e(3, "d", "p", "mat"),
+            ],
+            GraphOptions::default(),
+        )
+        .unwrap();
+        let b = UserItemGraph::from_entries(
+            [
+                e(0, "a", "p", "x"),
+                e(1, "b", "p", "towel"),
+                e(2, "c", "p", "soap"),
+                e(3, "d", "p", "mat"),
+            ],
+            GraphOptions::default(),
+        )
+        .unwrap();
+        let mut r = ProfileRanker::new(CachedBm25::pgraphrag(), opts());
+        assert_eq!(top_neighbor(&mut r, &a, "soap"), 1);
+        assert_eq!(top_neighbor(&mut r, &b, "soap"), 2);
+    }
+
+    #[test]
+    fn the_clean_document_has_no_none_token() {
+        let mut x = e(1, "b", "p", "soap");
+        x.title = None;
+        let g = UserItemGraph::from_entries(
+            [
+                e(0, "a", "p", "x"),
+                x,
+                e(2, "c", "p", "towel"),
+                e(3, "d", "p", "mat"),
+            ],
+            GraphOptions::default(),
+        )
+        .unwrap();
+        let score = |doc_text| {
+            let mut r = ProfileRanker::new(CachedBm25::pgraphrag().with_doc_text(doc_text), opts());
+            let p = r.rank(&g, "a", &ItemId::from("p"), "none").unwrap();
+            p.neighbors
+                .iter()
+                .find(|n| n.entry.id == 1)
+                .unwrap()
+                .score
+                .unwrap()
+        };
+        assert!(score(DocText::Notebook) > 0.0);
+        assert_eq!(score(DocText::Clean), 0.0);
+    }
+}

@@ -70,3 +70,8 @@ pub use profile::{
 pub use prompt::{LAYOUT_VERSION, SummaryPrompt};
 pub use store::{Staleness, StoreConfig, StoredSummary, SummaryKey, SummaryStore};
 pub use summarizer::{LlmSummarizer, Summarizer, Summary};
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

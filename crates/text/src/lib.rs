@@ -188,3 +188,8 @@ pub fn snippets_in(text: &str, min_chars: usize, lang: Language) -> Vec<String> 
     }
     out
 }
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -97,3 +97,8 @@ pub use lora::{Lora, LoraConfig, LoraTarget};
 pub use optim::{AdamW, ParamsAdamW};
 pub use soft_prompt::{GraphTokens, SoftPrompt};
 pub use trainer::{Flow, Objective, TrainConfig, TrainEvent, TrainReport, Trainer};
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

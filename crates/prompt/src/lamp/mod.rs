@@ -5,8 +5,9 @@
 //!   ([`corpus_document`]), exact to the corpus makers (LaMP-1's query is its two quoted
 //!   references; LaMP-5 takes the text after `paper:` in `prompts.py` but after the first `:`
 //!   in `rank_profiles.py`: [`QuerySource`]).
-//! * [`LampTokenizer`], the three tokenizer calls LaMP's code makes, and [`HfTokenizer`], which
-//!   makes them on any `tokenizer.json` exactly as LaMP's pinned `transformers` 4.27.1 does.
+//! * [`LampTokenizer`], the three tokenizer calls LaMP's code makes, and `HfTokenizer` (feature
+//!   `hf-tokenizers`, which pulls in the `tokenizers` crate), which makes them on any
+//!   `tokenizer.json` exactly as LaMP's pinned `transformers` 4.27.1 does.
 //! * [`create_prompt`] (one `create_*_prompt` call) and [`build_prompt`]
 //!   (`create_prompt_generator`'s budget rule and retry loop), with an optional user summary
 //!   ([`Summary`], [`SummaryPlacement`]).
@@ -34,14 +35,19 @@
 //! ```
 
 mod build;
+#[cfg(feature = "hf-tokenizers")]
+mod hf;
 mod query;
 mod tokenizer;
 
 pub use build::{
     BuildError, LampPrompt, PromptOutcome, Summary, SummaryPlacement, build_prompt, create_prompt,
 };
+#[cfg(feature = "hf-tokenizers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hf-tokenizers")))]
+pub use hf::HfTokenizer;
 pub use query::{
     QueryError, QuerySource, add_string_after_title, corpus_document, corpus_fields, extract_after,
     extract_query, query_marker, strings_between_quotes,
 };
-pub use tokenizer::{HfTokenizer, LampTokenizer, TokenizerError, clean_up_tokenization};
+pub use tokenizer::{LampTokenizer, TokenizerError, clean_up_tokenization};

@@ -9,18 +9,9 @@ use pgraphrag_core::{Encoder, Scored, TieOrder};
 
 use super::cache::{EmbeddingCache, encode_cached, encode_err, text_key};
 use super::encoder::{BertEncoder, DenseDevice, EncoderBackend, EncoderOptions, Pooling};
+pub use crate::scoring::Similarity;
+use crate::scoring::similarity as score;
 use crate::{Error, Result};
-
-/// How a query vector scores a document vector.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Similarity {
-    /// Cosine similarity (`q·d / (max(‖q‖,ε)·max(‖d‖,ε))`, ε = 1e-8, as
-    /// `torch.nn.functional.cosine_similarity`): PGraphRAG. The default.
-    #[default]
-    Cosine,
-    /// The dot product `q·d`: LaMP's Contriever retriever.
-    Dot,
-}
 
 /// Options of a [`DenseRetriever`]; build one with [`DenseRetriever::builder`].
 #[derive(Debug, Clone, PartialEq)]
@@ -488,19 +479,6 @@ impl<E: Encoder> DenseRetriever<E> {
                     .collect()
             })
             .collect())
-    }
-}
-
-/// `s(q, d)` under `sim`, accumulated in f64.
-pub(crate) fn score(sim: Similarity, q: &[f32], d: &[f32]) -> f64 {
-    let dot: f64 = q.iter().zip(d).map(|(a, b)| *a as f64 * *b as f64).sum();
-    match sim {
-        Similarity::Dot => dot,
-        Similarity::Cosine => {
-            let nq = q.iter().map(|a| (*a as f64).powi(2)).sum::<f64>().sqrt();
-            let nd = d.iter().map(|a| (*a as f64).powi(2)).sum::<f64>().sqrt();
-            dot / (nq.max(1e-8) * nd.max(1e-8))
-        }
     }
 }
 

@@ -219,17 +219,11 @@ impl<A: Retriever, B: Retriever> Retriever for Rrf<A, B> {
             ))
             .into());
         }
-        let mut fused = vec![0.0f64; docs.len()];
-        for ranking in [
+        let rankings = [
             self.a.rank(query, docs, None)?,
             self.b.rank(query, docs, None)?,
-        ] {
-            for (r, s) in ranking.iter().enumerate() {
-                if let Some(f) = fused.get_mut(s.item) {
-                    *f += 1.0 / (self.k + (r + 1) as f64);
-                }
-            }
-        }
+        ];
+        let fused = crate::scoring::rrf_scores(docs.len(), &rankings, self.k);
         Ok(pgraphrag_core::top_k(
             &fused,
             k,

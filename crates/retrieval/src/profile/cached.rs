@@ -1,31 +1,50 @@
 //! [`CachedBm25`]: rank_bm25's BM25Okapi per candidate list over cached token ids.
 
-use pgraphrag_core::Scored;
+use pgraphrag_core::{DocText, Entry, Scored};
 use pgraphrag_graph::{ReviewId, ReviewLookup, UserItemGraph};
 
 use super::CandidateRanker;
 use crate::Error;
-use crate::sparse::formula::{self, IdfTable};
-use crate::sparse::interner::Interner;
+use crate::sparse::fit::{FitScratch, fast_params};
+use crate::sparse::interner::{Interner, fxhash};
 use crate::sparse::{Bm25Params, PgraphragTokenizer, TieOrder, Tokenizer, top_k};
 
 /// BM25Okapi (rank_bm25 parity, fitted on each candidate list) that tokenizes every review
 /// once, interns its tokens and caches the token ids by review slot: the same scores as
 /// `sparse::Bm25Retriever` (bit for bit), many times faster on a whole split.
 ///
+/// A cached slot is reused only while the review in it has the same doc id, title and text
+/// (compared through a 64-bit content hash), so an in-place edit, or a ranker reused on
+/// another graph, re-tokenizes what changed instead of ranking stale text.
+///
 /// With the usual parameters (`k1 > 0`, `0 <= b < 1`, finite `epsilon`) each candidate list
 /// is fitted over token ids with reusable scratch arrays, in rank_bm25's order of operations
 /// (idfs summed in first-appearance order, per-document sums in query-token order); other
 /// parameters go through [`crate::sparse::Bm25Okapi`] itself. An empty query scores every
 /// candidate 0 without fitting.
+///
+/// ```
+/// use pgraphrag_core::{DocText, Entry};
+/// use pgraphrag_graph::{GraphOptions, ReviewId, UserItemGraph};
+/// use pgraphrag_retrieval::profile::{CachedBm25, CandidateRanker};
+/// let e = |t: &str| Entry { id: 0, author: "a".into(), item: "p".into(), text: Some(t.into()), ..Default::default() };
+/// let mut bm25 = CachedBm25::pgraphrag().with_doc_text(DocText::Clean);
+/// let g1 = UserItemGraph::from_entries([e("soap"), e("shampoo"), e("towel")], GraphOptions::default()).unwrap();
+/// let g2 = UserItemGraph::from_entries([e("shampoo"), e("soap"), e("towel")], GraphOptions::default()).unwrap();
+/// let slots = [ReviewId(0), ReviewId(1), ReviewId(2)];
+/// assert_eq!(bm25.rank_reviews(&g1, "soap", &slots, Some(1)).unwrap()[0].item, 0);
+/// // The same ranker on another graph ranks that graph's texts, not the cached ones.
+/// assert_eq!(bm25.rank_reviews(&g2, "soap", &slots, Some(1)).unwrap()[0].item, 1);
+/// ```
 #[derive(Debug, Clone)]
 pub struct CachedBm25<T = PgraphragTokenizer> {
     tokenizer: T,
     params: Bm25Params,
     ties: TieOrder,
+    doc_text: DocText,
     vocab: Interner,
-    /// Per review slot: the doc id it was tokenized for, its token count and its distinct
-    /// token ids with their counts, in first-appearance order.
+    /// Per review slot: the doc id and content it was tokenized for, its token count and its
+    /// distinct token ids with their counts, in first-appearance order.
     cache: Vec<Option<CachedDoc>>,
     /// Set when the vocabulary outgrew u32 ids (reported by the next ranking).
     overflow: bool,
@@ -38,6 +57,8 @@ pub struct CachedBm25<T = PgraphragTokenizer> {
 #[derive(Debug, Clone)]
 struct CachedDoc {
     doc_id: usize,
+    /// [`content_key`] of the review's title and text.
+    content: u64,
     len: usize,
     /// (token id, count), in order of first appearance.
     terms: Vec<(u32, u32)>,
@@ -45,55 +66,18 @@ struct CachedDoc {
 
 static EMPTY_DOC: CachedDoc = CachedDoc {
     doc_id: usize::MAX,
+    content: 0,
     len: 0,
     terms: Vec::new(),
 };
 
-/// Per-term scratch arrays of [`CachedBm25`], indexed by token id and reset by generation
-/// stamps.
-#[derive(Debug, Clone, Default)]
-struct FitScratch {
-    gen_: u32,
-    doc_gen: u32,
-    /// `gen_` when the term was first seen in the current candidate list.
-    seen: Vec<u32>,
-    /// `gen_` (document generation) when last counted for a document.
-    doc: Vec<u32>,
-    df: Vec<u32>,
-    tf: Vec<u32>,
-    idf: Vec<f64>,
-    order: Vec<u32>,
-    /// `ln(i + 0.5)` for the list sizes met so far, as rank_bm25's idf computes it.
-    ln_half: IdfTable,
-}
-
-impl FitScratch {
-    /// Sizes the arrays for `terms` token ids and starts a new candidate list.
-    fn next_list(&mut self, terms: usize) -> u32 {
-        if self.seen.len() < terms {
-            self.seen.resize(terms, 0);
-            self.doc.resize(terms, 0);
-            self.df.resize(terms, 0);
-            self.tf.resize(terms, 0);
-            self.idf.resize(terms, 0.0);
-        }
-        if self.gen_ == u32::MAX {
-            self.seen.iter_mut().for_each(|x| *x = 0);
-            self.gen_ = 0;
-        }
-        self.gen_ += 1;
-        self.gen_
-    }
-
-    /// Starts a new document (after `next_list` sized the arrays).
-    fn next_doc(&mut self) -> u32 {
-        if self.doc_gen == u32::MAX {
-            self.doc.iter_mut().for_each(|x| *x = 0);
-            self.doc_gen = 0;
-        }
-        self.doc_gen += 1;
-        self.doc_gen
-    }
+/// A 64-bit hash of a review's title and text (a missing field differs from an empty one).
+fn content_key(e: &Entry) -> u64 {
+    let part = |f: &Option<String>| match f {
+        None => 0x9e37_79b9_7f4a_7c15,
+        Some(s) => fxhash(s.as_bytes()) ^ 0x2545_f491_4f6c_dd1d,
+    };
+    part(&e.title).rotate_left(17) ^ part(&e.text).wrapping_mul(0xff51_afd7_ed55_8ccd)
 }
 
 impl CachedBm25<PgraphragTokenizer> {
@@ -105,12 +89,14 @@ impl CachedBm25<PgraphragTokenizer> {
 }
 
 impl<T: Tokenizer> CachedBm25<T> {
-    /// BM25Okapi with default parameters over `tokenizer`.
+    /// BM25Okapi with default parameters over `tokenizer`, documents as the notebook formats
+    /// them ([`DocText::Notebook`]).
     pub fn new(tokenizer: T) -> Self {
         CachedBm25 {
             tokenizer,
             params: Bm25Params::default(),
             ties: TieOrder::default(),
+            doc_text: DocText::Notebook,
             vocab: Interner::default(),
             cache: Vec::new(),
             overflow: false,
@@ -128,6 +114,14 @@ impl<T: Tokenizer> CachedBm25<T> {
         self.ties = ties;
         self
     }
+    /// Sets how a review's title and text make its document (the cache is dropped).
+    pub fn with_doc_text(mut self, doc_text: DocText) -> Self {
+        if doc_text != self.doc_text {
+            self.cache.clear();
+        }
+        self.doc_text = doc_text;
+        self
+    }
 
     /// Tokenizes (once) every review of `graph` that is not cached yet, so that later
     /// rankings only read the cache. Optional: rankings fill the cache as they go.
@@ -138,8 +132,8 @@ impl<T: Tokenizer> CachedBm25<T> {
     }
 
     fn is_fresh<G: ReviewLookup + ?Sized>(&self, graph: &G, i: usize) -> bool {
-        let doc_id = graph.review(ReviewId(i as u32)).entry.id;
-        matches!(self.cache.get(i), Some(Some(d)) if d.doc_id == doc_id)
+        let e = &graph.review(ReviewId(i as u32)).entry;
+        matches!(self.cache.get(i), Some(Some(d)) if d.doc_id == e.id && d.content == content_key(e))
     }
 
     fn store<G: ReviewLookup + ?Sized>(&mut self, graph: &G, i: usize, toks: &[String]) {
@@ -156,8 +150,10 @@ impl<T: Tokenizer> CachedBm25<T> {
                 None => self.overflow = true,
             }
         }
+        let e = &graph.review(ReviewId(i as u32)).entry;
         self.cache[i] = Some(CachedDoc {
-            doc_id: graph.review(ReviewId(i as u32)).entry.id,
+            doc_id: e.id,
+            content: content_key(e),
             len: toks.len(),
             terms,
         });
@@ -169,7 +165,9 @@ impl<T: Tokenizer> CachedBm25<T> {
             self.cache.resize(graph.slot_bound().max(i + 1), None);
         }
         if !self.is_fresh(graph, i) {
-            let toks = self.tokenizer.tokenize(&graph.review(r).entry.title_text());
+            let toks = self
+                .tokenizer
+                .tokenize(&graph.review(r).entry.document(self.doc_text));
             self.store(graph, i, &toks);
         }
         match &self.cache[i] {
@@ -185,101 +183,17 @@ impl<T: Tokenizer> CachedBm25<T> {
         }
     }
 
-    /// Whether the fast path reproduces rank_bm25 exactly: every length normaliser is then
-    /// finite and positive and every idf finite (see `Bm25Okapi::get_scores`).
-    fn fast_params(&self) -> bool {
-        let Bm25Params { k1, b, epsilon } = self.params;
-        k1.is_finite()
-            && k1 > 0.0
-            && b.is_finite()
-            && (0.0..1.0).contains(&b)
-            && epsilon.is_finite()
-    }
-
     /// rank_bm25's scores of `cands` for the query tokens `q`, fitted on `cands` alone.
     fn scores_fast(&mut self, cands: &[ReviewId], q: &[String]) -> Vec<f64> {
-        let n = cands.len();
-        if n == 0 {
-            return Vec::new();
-        }
         let qids: Vec<u32> = q.iter().filter_map(|t| self.vocab.get(t)).collect();
-        if qids.is_empty() {
-            // Unknown query tokens add nothing: every score is +0.0 (no fit needed).
-            return vec![0.0; n];
-        }
-        let terms = self.vocab_len();
-        let Bm25Params { k1, b, epsilon } = self.params;
         let mut sc = std::mem::take(&mut self.scratch);
-        let gen_ = sc.next_list(terms);
-        sc.order.clear();
-        // _initialize: document frequencies, terms in first-appearance order.
-        let mut num_doc: u128 = 0;
-        for &r in cands {
-            let doc = self.doc(r);
-            num_doc += doc.len as u128;
-            for &(t, _) in &doc.terms {
-                let t = t as usize;
-                if sc.seen[t] != gen_ {
-                    sc.seen[t] = gen_;
-                    sc.df[t] = 0;
-                    sc.order.push(t as u32);
-                }
-                sc.df[t] += 1;
-            }
-        }
-        if sc.order.is_empty() {
-            self.scratch = sc;
-            return vec![0.0; n]; // rank_bm25 cannot fit; as the retrievers do
-        }
-        let avgdl = num_doc as f64 / n as f64;
-        // _calc_idf in nd's order.
-        let mut idf_sum = 0.0f64;
-        sc.ln_half.reserve(n);
-        for &t in &sc.order {
-            let t = t as usize;
-            // formula::idf(n, df), from the table.
-            let value = sc.ln_half.idf(n, sc.df[t] as usize);
-            sc.idf[t] = value;
-            idf_sum += value;
-        }
-        let eps = formula::idf_floor(epsilon, idf_sum, sc.order.len());
-        for &t in &sc.order {
-            let v = &mut sc.idf[t as usize];
-            *v = formula::floored(*v, eps);
-        }
-        // Query tokens with a non-zero idf, in query order (duplicates count).
-        let qs: Vec<(u32, f64)> = qids
-            .iter()
-            .filter(|&&t| sc.seen[t as usize] == gen_)
-            .map(|&t| (t, sc.idf[t as usize]))
-            .filter(|&(_, w)| w != 0.0)
-            .collect();
-        let mut scores = vec![0.0f64; n];
-        if !qs.is_empty() {
-            for (d, &r) in cands.iter().enumerate() {
-                let doc = self.doc(r);
-                let dgen = sc.next_doc();
-                for &(t, c) in &doc.terms {
-                    sc.doc[t as usize] = dgen;
-                    sc.tf[t as usize] = c;
-                }
-                let norm = formula::length_norm(k1, b, doc.len as f64, avgdl);
-                let mut s = 0.0f64;
-                for &(t, w) in &qs {
-                    if sc.doc[t as usize] == dgen {
-                        let f = f64::from(sc.tf[t as usize]);
-                        s += w * formula::tf_part(f, k1, norm);
-                    }
-                }
-                scores[d] = s;
-            }
-        }
+        let docs = cands.iter().map(|&r| {
+            let d = self.doc(r);
+            (d.len, &d.terms[..])
+        });
+        let scores = sc.scores(docs, &qids, self.vocab.len(), self.params);
         self.scratch = sc;
         scores
-    }
-
-    fn vocab_len(&self) -> usize {
-        self.vocab.len()
     }
 }
 
@@ -293,6 +207,7 @@ impl<T: Tokenizer + Sync> CachedBm25<T> {
         let threads = threads.clamp(1, missing.len().max(1));
         let per = missing.len().div_ceil(threads).max(1);
         let tokenizer = &self.tokenizer;
+        let doc_text = self.doc_text;
         let toks: Vec<Vec<Vec<String>>> = std::thread::scope(|sc| {
             let handles: Vec<_> = missing
                 .chunks(per)
@@ -302,7 +217,7 @@ impl<T: Tokenizer + Sync> CachedBm25<T> {
                             .iter()
                             .map(|&i| {
                                 let e = &graph.review(ReviewId(i as u32)).entry;
-                                tokenizer.tokenize(&e.title_text())
+                                tokenizer.tokenize(&e.document(doc_text))
                             })
                             .collect::<Vec<_>>()
                     })
@@ -340,13 +255,16 @@ impl<T: Tokenizer> CandidateRanker for CachedBm25<T> {
             Some((s, t)) if s == query => (s, t),
             _ => (query.to_string(), self.tokenizer.tokenize(query)),
         };
-        let scores = if self.fast_params() {
+        let scores = if fast_params(self.params) {
             self.scores_fast(cands, &q.1)
         } else {
             // Other parameters: rank_bm25's own arithmetic on the (re-)tokenized documents.
             let docs: Vec<Vec<String>> = cands
                 .iter()
-                .map(|&r| self.tokenizer.tokenize(&graph.review(r).entry.title_text()))
+                .map(|&r| {
+                    let doc = graph.review(r).entry.document(self.doc_text);
+                    self.tokenizer.tokenize(&doc)
+                })
                 .collect();
             match crate::sparse::Bm25Okapi::fit(&docs, self.params) {
                 Ok(bm25) => bm25.get_scores(&q.1),

@@ -8,7 +8,7 @@ const EMPTY: u32 = u32::MAX;
 
 /// Fx hash of a byte string (8 bytes per step, plus the length).
 #[inline]
-fn fxhash(bytes: &[u8]) -> u64 {
+pub(crate) fn fxhash(bytes: &[u8]) -> u64 {
     #[inline]
     fn add(h: u64, w: u64) -> u64 {
         (h.rotate_left(5) ^ w).wrapping_mul(SEED)

@@ -1,0 +1,133 @@
+//! `pgraphrag serve`: the personalization service (`pgraphrag-serve`) on one machine.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::Parser;
+use pgraphrag_serve::{Backend, Keys, Service, ServiceOptions, store::Store};
+
+use crate::error::usage;
+
+/// Serve personalized context and chat completions over HTTP (see docs/serve.md).
+#[derive(Debug, Parser)]
+pub struct Args {
+    /// Folder of the service's data (its SQLite document store); created if missing.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// The key file: one `[tenants.NAME]` table with `keys = ["..."]` per tenant.
+    #[arg(long)]
+    pub keys: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// A GGUF model answering chat completions on this machine's CPU (the native engine).
+    #[arg(long, conflicts_with = "openai_url")]
+    pub model: Option<PathBuf>,
+    /// An OpenAI-compatible server answering chat completions instead (its base URL, with /v1).
+    #[arg(long)]
+    pub openai_url: Option<String>,
+    /// The model name sent to --openai-url.
+    #[arg(long, default_value = "default")]
+    pub openai_model: String,
+    /// A BERT encoder folder (config.json, model.safetensors, tokenizer.json) for the dense and
+    /// hybrid retrievers.
+    #[arg(long)]
+    pub encoder: Option<PathBuf>,
+    /// Largest request body in bytes.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub max_body: usize,
+    /// Requests per second allowed to one key (0: no limit).
+    #[arg(long, default_value_t = 1000.0)]
+    pub rate: f64,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    // One structured line per request on stderr (RUST_LOG=warn quiets it).
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+    let keys = Keys::load(&args.keys).map_err(usage)?;
+    std::fs::create_dir_all(&args.data)
+        .with_context(|| format!("creating --data {}", args.data.display()))?;
+    let store = Store::open(&args.data)?;
+    let encoder = match &args.encoder {
+        Some(dir) => {
+            let e = pgraphrag_retrieval::dense::BertEncoder::load(dir)?;
+            Some(Arc::new(e) as Arc<dyn pgraphrag_core::Encoder + Send + Sync>)
+        }
+        None => None,
+    };
+    let backend = match (&args.model, &args.openai_url) {
+        (Some(path), _) => {
+            let m = pgraphrag_llm::GgufModel::load(path, Default::default())?;
+            let name = path
+                .file_name()
+                .map_or("local".into(), |n| n.to_string_lossy().into_owned());
+            Some(Backend::local(m, &name))
+        }
+        (None, Some(url)) => Some(Backend::openai(pgraphrag_llm::AsyncOpenAiClient::new(
+            url.as_str(),
+            args.openai_model.as_str(),
+            Default::default(),
+        )?)),
+        (None, None) => None,
+    };
+    let opts = ServiceOptions {
+        encoder,
+        backend,
+        max_body: args.max_body,
+        rate_per_key: (args.rate > 0.0).then_some(args.rate),
+        ..Default::default()
+    };
+    let started = std::time::Instant::now();
+    let service = Service::new(keys, store, opts)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("listening on {}", args.listen))?;
+        let docs: usize = service
+            .tenant_names()
+            .iter()
+            .filter_map(|t| service.tenant(t))
+            .map(|t| t.index.snapshot().num_documents())
+            .sum();
+        eprintln!(
+            "pgraphrag serve: {docs} documents loaded in {:.1} s; listening on http://{}",
+            started.elapsed().as_secs_f64(),
+            listener.local_addr()?
+        );
+        pgraphrag_serve::serve(listener, service, shutdown()).await?;
+        eprintln!("pgraphrag serve: stopped");
+        anyhow::Ok(())
+    })
+}
+
+/// Ctrl-C or SIGTERM.
+async fn shutdown() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,0 +1,493 @@
+//! Throughput of the live index under a write stream, against the pattern it replaces
+//! (`Mutex<(UserItemGraph, ProfileRanker<CachedBm25>)>`), measured the same way in one run.
+//!
+//! ```text
+//! cargo run --release -p pgraphrag-retrieval --example live_bench -- \
+//!     --data ../shared/data/pgraphrag --reviews 100000 --seconds 5 --writes-per-sec 1000
+//! ```
+//!
+//! The index holds `--reviews` reviews whose titles and texts are the real reviews of the
+//! PGraphRAG dev splits in `--data` (cycled when more are asked for than the splits hold),
+//! laid on a synthetic user-item graph: users and items drawn from Zipf laws (exponents 0.7
+//! and 0.9; 2 reviews per user and 10 per item on average), so that profiles have the long
+//! tail of the real benchmark. Each request is a random review's user and item, with the
+//! review's title as the query (the text-generation task), scope both, k = 4, BM25.
+//!
+//! For 1, 2 and 4 reader threads, each pattern runs `--seconds` while one writer streams
+//! `--writes-per-sec` writes (half new reviews, half in-place edits for the live index; new
+//! reviews only for the graph, which cannot edit one), and prints requests/s and p50/p99
+//! latency. The patterns alternate for `--rounds` rounds and the medians are reported. Then
+//! it prints the resident memory the live index added per million reviews.
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use pgraphrag_core::{DocText, Entry, ItemId, Task, TieOrder};
+use pgraphrag_graph::{GraphOptions, Scope, UserItemGraph};
+use pgraphrag_retrieval::live::{ContextRequest, Document, ProfileIndex};
+use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker, RandomReview};
+
+/// splitmix64.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn below(&mut self, n: usize) -> usize {
+        ((self.next() as u128 * n as u128) >> 64) as usize
+    }
+    /// A Zipf-like draw in 0..n (inverse transform of a continuous power law).
+    fn zipf(&mut self, n: usize, s: f64) -> usize {
+        let u = self.unit();
+        let x = ((n as f64).powf(1.0 - s) * u + (1.0 - u)).powf(1.0 / (1.0 - s));
+        (x as usize).saturating_sub(1).min(n - 1)
+    }
+}
+
+struct Args {
+    data: std::path::PathBuf,
+    reviews: usize,
+    seconds: f64,
+    writes_per_sec: f64,
+    rounds: usize,
+    threads: Vec<usize>,
+}
+
+fn args() -> anyhow::Result<Args> {
+    let mut a = Args {
+        data: std::path::PathBuf::from("../shared/data/pgraphrag"),
+        reviews: 100_000,
+        seconds: 5.0,
+        writes_per_sec: 1000.0,
+        rounds: 3,
+        threads: vec![1, 2, 4],
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || {
+            it.next()
+                .ok_or_else(|| anyhow::anyhow!("{flag} needs a value"))
+        };
+        match flag.as_str() {
+            "--data" => a.data = value()?.into(),
+            "--reviews" => a.reviews = value()?.parse()?,
+            "--seconds" => a.seconds = value()?.parse()?,
+            "--writes-per-sec" => a.writes_per_sec = value()?.parse()?,
+            "--rounds" => a.rounds = value()?.parse()?,
+            "--threads" => {
+                a.threads = value()?
+                    .split(',')
+                    .map(str::parse)
+                    .collect::<Result<_, _>>()?
+            }
+            other => anyhow::bail!("unknown flag {other}"),
+        }
+    }
+    anyhow::ensure!(a.reviews >= 100, "--reviews must be at least 100");
+    anyhow::ensure!(
+        a.seconds > 0.0 && a.seconds <= 60.0,
+        "--seconds must be in (0, 60]"
+    );
+    Ok(a)
+}
+
+/// (title, text) of every review of the dev splits in `dir`.
+fn real_texts(dir: &std::path::Path) -> anyhow::Result<Vec<(Option<String>, String)>> {
+    let mut out = Vec::new();
+    for split in ["amazon", "b2w", "gap", "hotel"] {
+        let path = dir.join(format!("{split}_dev.json"));
+        let users: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        )?;
+        for u in users.as_array().into_iter().flatten() {
+            for r in u["profile"].as_array().into_iter().flatten() {
+                let title = r["title"].as_str().filter(|t| !t.is_empty());
+                let text = r["text"].as_str().unwrap_or_default();
+                if title.is_some() || !text.trim().is_empty() {
+                    out.push((title.map(String::from), text.to_string()));
+                }
+            }
+        }
+    }
+    anyhow::ensure!(!out.is_empty(), "no reviews under {}", dir.display());
+    Ok(out)
+}
+
+/// The synthetic layout: review i is by `user` about `item`.
+fn document(
+    i: usize,
+    rng: &mut Rng,
+    texts: &[(Option<String>, String)],
+    users: usize,
+    items: usize,
+) -> Document {
+    let (title, text) = texts[i % texts.len()].clone();
+    let text = if text.trim().is_empty() {
+        "-".to_string()
+    } else {
+        text
+    };
+    Document {
+        user: format!("u{}", rng.zipf(users, 0.7)),
+        id: i.to_string(),
+        item: Some(format!("p{}", rng.zipf(items, 0.9))),
+        title,
+        text,
+        ..Default::default()
+    }
+}
+
+fn entry(d: &Document, id: usize) -> Entry {
+    Entry {
+        id,
+        author: d.user.clone(),
+        item: d.item.clone().unwrap_or_default(),
+        title: d.title.clone(),
+        text: Some(d.text.clone()),
+        ..Default::default()
+    }
+}
+
+/// Requests/s, p50 and p99 in ms.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    qps: f64,
+    p50: f64,
+    p99: f64,
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Runs `readers` threads calling `read(rng)` and one writer calling `write(i)` at `rate`
+/// per second, for `seconds`; returns the readers' throughput and latency.
+fn drive(
+    readers: usize,
+    seconds: f64,
+    rate: f64,
+    read: &(dyn Fn(&mut Rng) + Sync),
+    write: &(dyn Fn(usize) + Sync),
+) -> Run {
+    let stop = AtomicBool::new(false);
+    let writes = AtomicUsize::new(0);
+    let lat: Mutex<Vec<f64>> = Mutex::default();
+    let t0 = Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let period = Duration::from_secs_f64(1.0 / rate);
+            let mut next = Instant::now();
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                write(i);
+                i += 1;
+                next += period;
+                if let Some(wait) = next.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(wait);
+                }
+            }
+            writes.store(i, Ordering::Relaxed);
+        });
+        for t in 0..readers {
+            let (stop, lat) = (&stop, &lat);
+            s.spawn(move || {
+                let mut rng = Rng(0x5eed + t as u64);
+                let mut mine = Vec::new();
+                while !stop.load(Ordering::Relaxed) && mine.len() < 5_000_000 {
+                    let q0 = Instant::now();
+                    read(&mut rng);
+                    mine.push(q0.elapsed().as_secs_f64() * 1e3);
+                }
+                lat.lock().unwrap().extend(mine);
+            });
+        }
+        std::thread::sleep(Duration::from_secs_f64(seconds));
+        stop.store(true, Ordering::Relaxed);
+    });
+    let elapsed = t0.elapsed().as_secs_f64();
+    let mut l = lat.into_inner().unwrap();
+    l.sort_by(f64::total_cmp);
+    let w = writes.load(Ordering::Relaxed) as f64 / elapsed;
+    if w < 0.9 * rate {
+        eprintln!("  (the writer reached only {w:.0} writes/s)");
+    }
+    Run {
+        qps: l.len() as f64 / elapsed,
+        p50: percentile(&l, 0.5),
+        p99: percentile(&l, 0.99),
+    }
+}
+
+fn rss_kib() -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// One user with 600 documents: BM25 over the whole profile per query, through the live index
+/// (tokens kept, fit per query over token ids), through the `Retriever` trait (tokenize and fit
+/// per query), and with one `Bm25Okapi` fitted once (the floor: scoring only).
+fn profile_600(texts: &[(Option<String>, String)]) -> anyhow::Result<()> {
+    use pgraphrag_core::Retriever;
+    use pgraphrag_retrieval::Bm25Retriever;
+    use pgraphrag_retrieval::sparse::{Bm25Okapi, Bm25Params, PgraphragTokenizer, Tokenizer};
+    let n = 600.min(texts.len());
+    let index = ProfileIndex::default();
+    let docs: Vec<Document> = (0..n)
+        .map(|i| Document {
+            user: "heavy".into(),
+            id: i.to_string(),
+            item: Some(format!("p{i}")),
+            title: texts[i].0.clone(),
+            text: if texts[i].1.trim().is_empty() {
+                "-".into()
+            } else {
+                texts[i].1.clone()
+            },
+            ..Default::default()
+        })
+        .collect();
+    let strings: Vec<String> = docs
+        .iter()
+        .map(|d| DocText::Clean.render(d.title.as_deref(), Some(&d.text)))
+        .collect();
+    let refs: Vec<&str> = strings.iter().map(String::as_str).collect();
+    index.upsert_batch(docs)?;
+    let tokenized: Vec<Vec<String>> = refs
+        .iter()
+        .map(|t| PgraphragTokenizer.tokenize(t))
+        .collect();
+    let fitted = Bm25Okapi::fit(&tokenized, Bm25Params::default())?;
+    let queries: Vec<String> = texts
+        .iter()
+        .skip(n)
+        .take(200)
+        .map(|t| {
+            t.0.clone()
+                .unwrap_or_else(|| t.1.chars().take(40).collect())
+        })
+        .collect();
+    let (mut live_ms, mut trait_ms, mut once_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let retriever = Bm25Retriever::pgraphrag();
+    for q in &queries {
+        let req = ContextRequest {
+            user: "heavy".into(),
+            query: q.clone(),
+            scope: Some(Scope::User),
+            k: 4,
+            ..Default::default()
+        };
+        let t = Instant::now();
+        std::hint::black_box(index.context(&req)?);
+        live_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        std::hint::black_box(retriever.rank(q, &refs, Some(4))?);
+        trait_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        std::hint::black_box(fitted.get_scores(&PgraphragTokenizer.tokenize(q)));
+        once_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    println!(
+        "600-document profile, median ms per query over {} queries: live index {:.3}, Retriever trait {:.3}, Bm25Okapi fitted once {:.3}",
+        queries.len(),
+        median(live_ms),
+        median(trait_ms),
+        median(once_ms)
+    );
+    Ok(())
+}
+
+/// The cost of one write on the loaded index (2,000 single upserts, half new reviews, half
+/// in-place edits), and of tokenizing the same documents alone.
+fn write_cost(
+    live: &ProfileIndex,
+    docs: &[Document],
+    texts: &[(Option<String>, String)],
+    users: usize,
+    items: usize,
+) -> anyhow::Result<()> {
+    use pgraphrag_retrieval::sparse::{PgraphragTokenizer, Tokenizer};
+    let mut rng = Rng(7);
+    let batch: Vec<Document> = (0..2000)
+        .map(|i: usize| {
+            if i.is_multiple_of(2) {
+                document(docs.len() * 3 + i, &mut rng, texts, users, items)
+            } else {
+                let mut d = docs[rng.below(docs.len())].clone();
+                d.text.push_str(" (edited)");
+                d
+            }
+        })
+        .collect();
+    let t = Instant::now();
+    for d in &batch {
+        std::hint::black_box(
+            PgraphragTokenizer.tokenize(&DocText::Clean.render(d.title.as_deref(), Some(&d.text))),
+        );
+    }
+    let tok = t.elapsed().as_secs_f64() * 1e6 / batch.len() as f64;
+    let t = Instant::now();
+    for d in batch {
+        live.upsert(d)?;
+    }
+    let all = t.elapsed().as_secs_f64() * 1e6 / 2000.0;
+    println!("one write: {all:.0} us on average ({tok:.0} us of it tokenizing)");
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    let a = args()?;
+    let texts = real_texts(&a.data)?;
+    let (users, items) = ((a.reviews / 2).max(1), (a.reviews / 10).max(1));
+    let mut rng = Rng(42);
+    let docs: Vec<Document> = (0..a.reviews)
+        .map(|i| document(i, &mut rng, &texts, users, items))
+        .collect();
+    println!(
+        "{} reviews ({} real review texts cycled), {} users, {} items drawn",
+        docs.len(),
+        texts.len(),
+        users,
+        items
+    );
+
+    // The live index.
+    let rss0 = rss_kib();
+    let t0 = Instant::now();
+    let live = ProfileIndex::default();
+    for chunk in docs.chunks(1000) {
+        live.upsert_batch(chunk.to_vec())?;
+    }
+    let s = live.snapshot();
+    let rss1 = rss_kib();
+    println!(
+        "live index: built in {:.1} s; {} users, {} items, {} tokens; {:.2} GiB resident per million reviews",
+        t0.elapsed().as_secs_f64(),
+        s.num_users(),
+        s.num_items(),
+        s.num_tokens(),
+        (rss1.saturating_sub(rss0)) as f64 / (1 << 20) as f64 * 1e6 / docs.len() as f64
+    );
+    drop(s);
+
+    // Today's pattern: one graph and one ranker behind a mutex.
+    let graph = UserItemGraph::from_entries(
+        docs.iter().enumerate().map(|(i, d)| entry(d, i)),
+        GraphOptions::default(),
+    )?;
+    let mut bm25 = CachedBm25::pgraphrag()
+        .with_doc_text(DocText::Clean)
+        .with_tie_order(TieOrder::InputOrder);
+    bm25.warm(&graph);
+    let opts = ProfileOptions {
+        k: 4,
+        random: RandomReview::Off,
+        ..ProfileOptions::default()
+    };
+    let locked = Mutex::new((graph, ProfileRanker::new(bm25, opts)));
+
+    let target = |rng: &mut Rng| -> &Document { &docs[rng.below(docs.len())] };
+    let request = |d: &Document| ContextRequest {
+        user: d.user.clone(),
+        item: d.item.clone(),
+        query: Task::Text.query(d.title.as_deref(), Some(&d.text)),
+        scope: Some(Scope::Both),
+        k: 4,
+        ..Default::default()
+    };
+    let live_read = |rng: &mut Rng| {
+        let ctx = live.context(&request(target(rng))).expect("a context");
+        std::hint::black_box(ctx);
+    };
+    let next_id = AtomicUsize::new(docs.len());
+    let live_write = |i: usize| {
+        let mut rng = Rng(i as u64 ^ 0xabc);
+        let d = if i.is_multiple_of(2) {
+            let n = next_id.fetch_add(1, Ordering::Relaxed);
+            document(n, &mut rng, &texts, users, items)
+        } else {
+            let mut d = docs[rng.below(docs.len())].clone();
+            d.text = format!("{} (edited)", d.text);
+            d
+        };
+        live.upsert(d).expect("a write");
+    };
+    let graph_read = |rng: &mut Rng| {
+        let d = target(rng);
+        let r = request(d);
+        let mut g = locked.lock().unwrap();
+        let (graph, ranker) = &mut *g;
+        let p = ranker.rank(
+            graph,
+            &r.user,
+            &ItemId::from(r.item.clone().unwrap_or_default()),
+            &r.query,
+        );
+        std::hint::black_box(p.expect("a profile"));
+    };
+    let graph_next = AtomicUsize::new(docs.len() * 2);
+    let graph_write = |i: usize| {
+        let mut rng = Rng(i as u64 ^ 0xdef);
+        let n = graph_next.fetch_add(1, Ordering::Relaxed);
+        let d = document(n, &mut rng, &texts, users, items);
+        locked.lock().unwrap().0.insert(entry(&d, n));
+    };
+
+    profile_600(&texts)?;
+    write_cost(&live, &docs, &texts, users, items)?;
+
+    println!(
+        "\n{:>7} | {:>10} {:>9} {:>9} | {:>10} {:>9} {:>9} | {:>6}",
+        "readers", "live req/s", "p50 ms", "p99 ms", "mutex req/s", "p50 ms", "p99 ms", "ratio"
+    );
+    for &threads in &a.threads {
+        let (mut l, mut m): (Vec<Run>, Vec<Run>) = (Vec::new(), Vec::new());
+        for _ in 0..a.rounds {
+            l.push(drive(
+                threads,
+                a.seconds,
+                a.writes_per_sec,
+                &live_read,
+                &live_write,
+            ));
+            m.push(drive(
+                threads,
+                a.seconds,
+                a.writes_per_sec,
+                &graph_read,
+                &graph_write,
+            ));
+        }
+        let med = |v: &[Run], f: fn(&Run) -> f64| median(v.iter().map(f).collect());
+        let (lq, mq) = (med(&l, |r| r.qps), med(&m, |r| r.qps));
+        println!(
+            "{:>7} | {:>10.0} {:>9.3} {:>9.3} | {:>10.0} {:>9.3} {:>9.3} | {:>5.2}x",
+            threads,
+            lq,
+            med(&l, |r| r.p50),
+            med(&l, |r| r.p99),
+            mq,
+            med(&m, |r| r.p50),
+            med(&m, |r| r.p99),
+            lq / mq
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,196 @@
+//! [`Service`]: the tenants' indexes, the store and the generation backend.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use pgraphrag_core::Encoder;
+use pgraphrag_retrieval::live::{Document, IndexOptions, ProfileIndex, Written};
+
+use crate::chat::Backend;
+use crate::keys::Keys;
+use crate::metrics::Metrics;
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// Options of a [`Service`], set with a struct literal and `..Default::default()`.
+#[derive(Clone)]
+pub struct ServiceOptions {
+    /// The live indexes' options (rating range, BM25 parameters, ...).
+    pub index: IndexOptions,
+    /// The dense encoder (dense and hybrid retrieval answer 400 without one).
+    pub encoder: Option<Arc<dyn Encoder + Send + Sync>>,
+    /// The chat completions backend (chat answers 503 without one).
+    pub backend: Option<Backend>,
+    /// The largest request body, in bytes. Default 1 MiB.
+    pub max_body: usize,
+    /// Requests per second allowed to one key (a token bucket of one second's burst);
+    /// `None` = no limit. Default 1,000.
+    pub rate_per_key: Option<f64>,
+    /// The longest a request may take. Default 30 s.
+    pub timeout: std::time::Duration,
+}
+
+impl Default for ServiceOptions {
+    fn default() -> Self {
+        ServiceOptions {
+            index: IndexOptions::default(),
+            encoder: None,
+            backend: None,
+            max_body: 1 << 20,
+            rate_per_key: Some(1000.0),
+            timeout: std::time::Duration::from_secs(30),
+        }
+    }
+}
+
+impl std::fmt::Debug for ServiceOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceOptions")
+            .field("index", &self.index)
+            .field("encoder", &self.encoder.is_some())
+            .field("backend", &self.backend.as_ref().map(Backend::describe))
+            .field("max_body", &self.max_body)
+            .field("rate_per_key", &self.rate_per_key)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// One tenant: its index, and the lock that keeps its store and index writes in one order.
+#[derive(Debug)]
+pub struct Tenant {
+    /// The tenant's live index.
+    pub index: ProfileIndex,
+    writes: Mutex<()>,
+}
+
+/// Everything a request needs; cheap to clone (shared).
+#[derive(Clone)]
+pub struct Service {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) keys: Keys,
+    pub(crate) tenants: HashMap<String, Tenant>,
+    pub(crate) store: Store,
+    pub(crate) opts: ServiceOptions,
+    pub(crate) metrics: Metrics,
+    pub(crate) buckets: Mutex<HashMap<String, (f64, std::time::Instant)>>,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("tenants", &self.inner.keys.tenants())
+            .field("opts", &self.inner.opts)
+            .finish()
+    }
+}
+
+impl Service {
+    /// A service over `store`: one index per tenant of `keys`, filled from the store in the
+    /// order the documents were first written. Documents of tenants no longer in the key file
+    /// stay in the store, unserved.
+    pub fn new(keys: Keys, store: Store, opts: ServiceOptions) -> Result<Self> {
+        let mut tenants = HashMap::new();
+        for t in keys.tenants() {
+            let mut index = ProfileIndex::new(opts.index)?;
+            if let Some(enc) = &opts.encoder {
+                index = index.with_encoder(Arc::clone(enc))?;
+            }
+            tenants.insert(
+                t.clone(),
+                Tenant {
+                    index,
+                    writes: Mutex::new(()),
+                },
+            );
+        }
+        let mut batches: HashMap<String, Vec<Document>> = HashMap::new();
+        for (tenant, doc) in store.load()? {
+            if tenants.contains_key(&tenant) {
+                batches.entry(tenant).or_default().push(doc);
+            }
+        }
+        for (tenant, docs) in batches {
+            let index = &tenants[&tenant].index;
+            for chunk in docs.chunks(1024) {
+                index
+                    .upsert_batch(chunk.to_vec())
+                    .map_err(|source| Error::Load {
+                        what: format!("the documents of tenant {tenant:?}"),
+                        source,
+                    })?;
+            }
+        }
+        Ok(Service {
+            inner: Arc::new(Inner {
+                keys,
+                tenants,
+                store,
+                opts,
+                metrics: Metrics::default(),
+                buckets: Mutex::default(),
+            }),
+        })
+    }
+
+    /// The tenants' names.
+    pub fn tenant_names(&self) -> &[String] {
+        self.inner.keys.tenants()
+    }
+
+    /// The tenant named `name`.
+    pub fn tenant(&self, name: &str) -> Option<&Tenant> {
+        self.inner.tenants.get(name)
+    }
+
+    /// The metrics.
+    pub fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    /// Creates or replaces a document of `tenant`: checked, stored durably, then published.
+    pub fn put(&self, tenant: &Tenant, name: &str, doc: Document) -> Result<Written> {
+        let staged = tenant.index.stage(vec![doc.clone()])?;
+        let _order = lock(&tenant.writes)?;
+        self.inner.store.upsert(name, &doc)?;
+        Ok(tenant.index.commit(staged)?)
+    }
+
+    /// Deletes one document of `tenant`.
+    pub fn delete(&self, tenant: &Tenant, name: &str, user: &str, doc: &str) -> Result<u64> {
+        let _order = lock(&tenant.writes)?;
+        if tenant.index.snapshot().document(user, doc).is_none() {
+            return Err(pgraphrag_retrieval::Error::UnknownDocument {
+                user: user.into(),
+                doc: doc.into(),
+            }
+            .into());
+        }
+        self.inner.store.remove(name, user, doc)?;
+        Ok(tenant.index.remove(user, doc)?)
+    }
+
+    /// Deletes every document of a user of `tenant`, and everything derived from them.
+    pub fn delete_user(
+        &self,
+        tenant: &Tenant,
+        name: &str,
+        user: &str,
+    ) -> Result<pgraphrag_retrieval::live::UserRemoval> {
+        let _order = lock(&tenant.writes)?;
+        if !tenant.index.snapshot().has_user(user) {
+            return Err(pgraphrag_retrieval::Error::UnknownUser { user: user.into() }.into());
+        }
+        self.inner.store.remove_user(name, user)?;
+        Ok(tenant.index.remove_user(user)?)
+    }
+}
+
+fn lock(m: &Mutex<()>) -> Result<std::sync::MutexGuard<'_, ()>> {
+    // The guarded section has no state of its own: a panic in it left nothing half-done here
+    // (the store and the index each guard their own consistency).
+    Ok(m.lock().unwrap_or_else(|e| e.into_inner()))
+}
