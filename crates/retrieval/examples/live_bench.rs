@@ -170,6 +170,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 /// Runs `readers` threads calling `read(rng)` and one writer calling `write(i)` at `rate`
 /// per second, for `seconds`; returns the readers' throughput and latency.
 fn drive(
+    name: &str,
     readers: usize,
     seconds: f64,
     rate: f64,
@@ -216,7 +217,7 @@ fn drive(
     l.sort_by(f64::total_cmp);
     let w = writes.load(Ordering::Relaxed) as f64 / elapsed;
     if w < 0.9 * rate {
-        eprintln!("  (the writer reached only {w:.0} writes/s)");
+        eprintln!("  ({name}, {readers} readers: the writer reached only {w:.0} writes/s)");
     }
     Run {
         qps: l.len() as f64 / elapsed,
@@ -461,6 +462,7 @@ fn main() -> anyhow::Result<()> {
         let (mut l, mut m): (Vec<Run>, Vec<Run>) = (Vec::new(), Vec::new());
         for _ in 0..a.rounds {
             l.push(drive(
+                "live",
                 threads,
                 a.seconds,
                 a.writes_per_sec,
@@ -468,6 +470,7 @@ fn main() -> anyhow::Result<()> {
                 &live_write,
             ));
             m.push(drive(
+                "mutex",
                 threads,
                 a.seconds,
                 a.writes_per_sec,
