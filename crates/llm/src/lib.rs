@@ -78,3 +78,8 @@ pub use tokenizer::LlmTokenizer;
 /// File name of the default model (SmolLM2-135M-Instruct, Q4_1), as `scripts/fetch-llms.sh`
 /// names it under `models/`. The library never looks for it: callers pass paths.
 pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+
+/// The README's examples, run as doctests (the async one needs the feature `async`).
+#[cfg(all(doctest, feature = "async"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
