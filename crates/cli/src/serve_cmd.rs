@@ -41,6 +41,13 @@ pub struct Args {
     /// Requests per second allowed to one key (0: no limit).
     #[arg(long, default_value_t = 1000.0)]
     pub rate: f64,
+    /// The LaMP task whose summary prompt (the paper's Table 2) the background user summaries
+    /// use; made only with --model or --openai-url.
+    #[arg(long, default_value = "LaMP-3")]
+    pub summary_task: pgraphrag_core::LampTask,
+    /// Make no background summaries.
+    #[arg(long)]
+    pub no_summaries: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -68,7 +75,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let name = path
                 .file_name()
                 .map_or("local".into(), |n| n.to_string_lossy().into_owned());
-            Some(Backend::local(m, &name))
+            let tokenizer = m.tokenizer().clone();
+            Some(Backend::local_counted(m, tokenizer, &name))
         }
         (None, Some(url)) => Some(Backend::openai(pgraphrag_llm::AsyncOpenAiClient::new(
             url.as_str(),
@@ -82,6 +90,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         backend,
         max_body: args.max_body,
         rate_per_key: (args.rate > 0.0).then_some(args.rate),
+        summaries: (!args.no_summaries).then(|| pgraphrag_serve::SummaryOptions {
+            task: args.summary_task,
+            ..Default::default()
+        }),
         ..Default::default()
     };
     let started = std::time::Instant::now();

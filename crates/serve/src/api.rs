@@ -246,6 +246,19 @@ pub struct ContextAnswer {
     /// The paper's prompt for the task, when a task was named.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
+    /// The user's last task summary, when one has been made (summaries are made in the
+    /// background; a context never waits for one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<SummaryOut>,
     /// The generation the answer was computed from.
     pub generation: u64,
+}
+
+/// A user's task summary in a context answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryOut {
+    /// The summary.
+    pub text: String,
+    /// The index generation whose documents of the user it summarises.
+    pub as_of_generation: u64,
 }

@@ -6,8 +6,8 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::future::BoxFuture;
 use futures_util::stream::{self, BoxStream, StreamExt};
-use pgraphrag_core::{GenParams, Generator, Message, Prompt, Role};
-use pgraphrag_llm::{AsyncGenerator, AsyncOpenAiClient, Blocking};
+use pgraphrag_core::{GenParams, Generator, Message, Prompt, Role, TokenCounter};
+use pgraphrag_llm::{AsyncGenerator, AsyncOpenAiClient, Blocking, Completion};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -16,15 +16,16 @@ use crate::api::{ApiError, EntryOut};
 /// Text deltas of a streamed completion.
 pub type Deltas = BoxStream<'static, pgraphrag_core::Result<String>>;
 
-/// What answers chat completions: one required method, [`ChatBackend::complete`]; the
-/// provided [`ChatBackend::stream`] sends the whole answer as one delta.
+/// What answers chat completions: [`ChatBackend::complete`] and [`ChatBackend::model`] are
+/// required; the provided [`ChatBackend::stream`] sends the whole answer as one delta.
 pub trait ChatBackend: Send + Sync {
-    /// The completion of `prompt`.
+    /// The completion of `prompt`: its text and, where known, why it ended (`stop`,
+    /// `length`) and its token counts.
     fn complete(
         &self,
         prompt: Prompt,
         params: GenParams,
-    ) -> BoxFuture<'static, pgraphrag_core::Result<String>>;
+    ) -> BoxFuture<'static, pgraphrag_core::Result<Completion>>;
 
     /// The completion of `prompt` as text deltas.
     fn stream(
@@ -34,7 +35,7 @@ pub trait ChatBackend: Send + Sync {
     ) -> BoxFuture<'static, pgraphrag_core::Result<Deltas>> {
         let whole = self.complete(prompt, params);
         Box::pin(async move {
-            let text = whole.await?;
+            let text = whole.await?.text;
             Ok(stream::once(async move { Ok(text) }).boxed())
         })
     }
@@ -56,9 +57,28 @@ impl Backend {
     pub fn openai(client: AsyncOpenAiClient) -> Self {
         Backend(Arc::new(OpenAi(client)))
     }
-    /// A local, blocking generator (a GGUF model), run on tokio's blocking pool.
+    /// A local, blocking generator (a GGUF model), run on tokio's blocking pool. Its answers
+    /// end with `finish_reason` `stop`; see [`Backend::local_counted`] for `length`.
     pub fn local<G: Generator + Send + Sync + 'static>(generator: G, name: &str) -> Self {
-        Backend(Arc::new(Local(Blocking::new(generator), name.to_string())))
+        Backend(Arc::new(Local {
+            generator: Blocking::new(generator),
+            name: name.to_string(),
+            counter: None,
+        }))
+    }
+    /// [`Backend::local`] with the model's tokenizer: an answer of `max_tokens` tokens or
+    /// more (counted by re-tokenizing it) ends with `finish_reason` `length`, and answers
+    /// carry their token count.
+    pub fn local_counted<G, C>(generator: G, counter: C, name: &str) -> Self
+    where
+        G: Generator + Send + Sync + 'static,
+        C: TokenCounter + Send + Sync + 'static,
+    {
+        Backend(Arc::new(Local {
+            generator: Blocking::new(generator),
+            name: name.to_string(),
+            counter: Some(Arc::new(counter)),
+        }))
     }
     /// The model's name.
     pub fn describe(&self) -> String {
@@ -69,7 +89,7 @@ impl Backend {
         &self,
         prompt: Prompt,
         params: GenParams,
-    ) -> BoxFuture<'static, pgraphrag_core::Result<String>> {
+    ) -> BoxFuture<'static, pgraphrag_core::Result<Completion>> {
         self.0.complete(prompt, params)
     }
     /// [`ChatBackend::stream`].
@@ -89,12 +109,11 @@ impl ChatBackend for OpenAi {
         &self,
         prompt: Prompt,
         params: GenParams,
-    ) -> BoxFuture<'static, pgraphrag_core::Result<String>> {
+    ) -> BoxFuture<'static, pgraphrag_core::Result<Completion>> {
         let c = self.0.clone();
         Box::pin(async move {
             c.complete(&prompt, &params)
                 .await
-                .map(|c| c.text)
                 .map_err(pgraphrag_core::Error::backend)
         })
     }
@@ -117,19 +136,39 @@ impl ChatBackend for OpenAi {
     }
 }
 
-struct Local<G>(Blocking<G>, String);
+type Counter = Arc<dyn TokenCounter + Send + Sync>;
+
+struct Local<G> {
+    generator: Blocking<G>,
+    name: String,
+    counter: Option<Counter>,
+}
 
 impl<G: Generator + Send + Sync + 'static> ChatBackend for Local<G> {
     fn complete(
         &self,
         prompt: Prompt,
         params: GenParams,
-    ) -> BoxFuture<'static, pgraphrag_core::Result<String>> {
-        let g = self.0.clone();
-        Box::pin(async move { g.generate(&prompt, &params).await })
+    ) -> BoxFuture<'static, pgraphrag_core::Result<Completion>> {
+        let g = self.generator.clone();
+        let counter = self.counter.clone();
+        Box::pin(async move {
+            let text = g.generate(&prompt, &params).await?;
+            let tokens = match counter {
+                Some(c) => Some(c.count(&text)?),
+                None => None,
+            };
+            let length = tokens.is_some_and(|n| n >= params.max_tokens);
+            Ok(Completion {
+                text,
+                finish_reason: Some(if length { "length" } else { "stop" }.to_string()),
+                prompt_tokens: None,
+                completion_tokens: tokens.map(|n| n as u64),
+            })
+        })
     }
     fn model(&self) -> String {
-        self.1.clone()
+        self.name.clone()
     }
 }
 
@@ -278,22 +317,25 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// A whole (non-streamed) answer.
-pub(crate) fn answer(model: &str, text: String, pgraphrag: Value) -> Response {
+/// A whole (non-streamed) answer, with `usage` where the backend counted tokens.
+pub(crate) fn answer(model: &str, c: Completion, pgraphrag: Value) -> Response {
     let id = format!("chatcmpl-{}", now());
-    axum::Json(json!({
+    let mut body = json!({
         "id": id,
         "object": "chat.completion",
         "created": now(),
         "model": model,
         "choices": [{
             "index": 0,
-            "message": {"role": "assistant", "content": text},
-            "finish_reason": "stop",
+            "message": {"role": "assistant", "content": c.text},
+            "finish_reason": c.finish_reason.as_deref().unwrap_or("stop"),
         }],
         "pgraphrag": pgraphrag,
-    }))
-    .into_response()
+    });
+    if let (Some(p), Some(n)) = (c.prompt_tokens, c.completion_tokens) {
+        body["usage"] = json!({"prompt_tokens": p, "completion_tokens": n, "total_tokens": p + n});
+    }
+    axum::Json(body).into_response()
 }
 
 /// A streamed answer: server-sent events of `chat.completion.chunk`s, then `[DONE]`.

@@ -28,11 +28,15 @@ pub mod metrics;
 mod routes;
 mod service;
 pub mod store;
+pub mod summaries;
 
 pub use chat::{Backend, ChatBackend};
 pub use keys::Keys;
+/// A backend's answer (the same type as `pgraphrag-llm`'s OpenAI client's).
+pub use pgraphrag_llm::Completion;
 pub use routes::router;
 pub use service::{Service, ServiceOptions, Tenant};
+pub use summaries::SummaryOptions;
 
 /// Errors of `pgraphrag-serve`.
 #[derive(Debug, thiserror::Error)]

@@ -15,7 +15,7 @@ use pgraphrag_retrieval::live::{Context, ContextRequest, Document, RetrieverKind
 
 use crate::api::{
     ApiError, ApiJson, ContextAnswer, ContextBody, EntryOut, PutDocument, RetrieverName, ScopeName,
-    UserReceipt, WriteAnswer,
+    SummaryOut, UserReceipt, WriteAnswer,
 };
 use crate::chat::{self, ChatBody};
 use crate::service::{Service, Tenant};
@@ -233,7 +233,7 @@ async fn delete_user(
 ) -> Result<axum::Json<UserReceipt>, ApiError> {
     tenant(&s, &t)?;
     let u = user.clone();
-    let r = blocking(move || {
+    let (r, summary) = blocking(move || {
         let tn = s.tenant(&t.0).expect("checked above");
         s.delete_user(tn, &t.0, &u)
     })
@@ -243,7 +243,8 @@ async fn delete_user(
         documents: r.documents,
         token_lists: r.token_lists,
         embeddings: r.embeddings,
-        summaries: 0,
+        summaries: usize::from(summary),
+        // The service caches no generations (every chat completion is generated afresh).
         cached_generations: 0,
         generation: r.generation,
     }))
@@ -299,6 +300,25 @@ fn task(name: &str) -> Result<Task, ApiError> {
         .map_err(|e| ApiError::bad_request(e.to_string()))
 }
 
+/// The paper's prompt quotes the review being written: its text (title task), its title
+/// (text task), or both (rating task). A missing one would be quoted as Python's `None`.
+fn check_target(task: Task, target: &crate::api::Target) -> Result<(), ApiError> {
+    let need: &[(&str, bool)] = match task {
+        Task::Title => &[("text", target.text.is_some())],
+        Task::Text => &[("title", target.title.is_some())],
+        Task::Rating => &[
+            ("title", target.title.is_some()),
+            ("text", target.text.is_some()),
+        ],
+    };
+    match need.iter().find(|(_, present)| !present) {
+        Some((field, _)) => Err(ApiError::bad_request(format!(
+            "task {task} quotes the review being written: send `target.{field}`"
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn mode(scope: ScopeName) -> Mode {
     match scope {
         ScopeName::None => Mode::None,
@@ -324,20 +344,32 @@ async fn context(
     );
     let tn = tenant(&s, &t)?;
     let ctx = tn.index.context(&req).map_err(crate::Error::from)?;
-    let prompt = task.map(|task| {
-        let target = body.target.unwrap_or_default();
-        let entry = Entry {
-            author: req.user.clone(),
-            item: req.item.clone().unwrap_or_default(),
-            title: target.title,
-            text: target.text,
-            ..Default::default()
-        };
-        PromptBuilder::new(task).build(&ctx.to_profile(&req, Some(entry)), mode(body.scope), req.k)
+    let prompt = task
+        .map(|task| {
+            let target = body.target.unwrap_or_default();
+            check_target(task, &target)?;
+            let entry = Entry {
+                author: req.user.clone(),
+                item: req.item.clone().unwrap_or_default(),
+                title: target.title,
+                text: target.text,
+                ..Default::default()
+            };
+            Ok::<_, ApiError>(PromptBuilder::new(task).build(
+                &ctx.to_profile(&req, Some(entry)),
+                mode(body.scope),
+                req.k,
+            ))
+        })
+        .transpose()?;
+    let summary = tn.summary(&req.user).map(|s| SummaryOut {
+        text: s.text,
+        as_of_generation: s.as_of_generation,
     });
     Ok(axum::Json(ContextAnswer {
         entries: entries(&ctx),
         prompt,
+        summary,
         generation: ctx.generation,
     }))
 }
@@ -387,11 +419,11 @@ async fn chat_completions(
             .map_err(|e| ApiError::from(crate::Error::Backend(e.to_string())))?;
         Ok(chat::streamed(model, deltas, used))
     } else {
-        let text = backend
+        let completion = backend
             .complete(prompt, params)
             .await
             .map_err(|e| ApiError::from(crate::Error::Backend(e.to_string())))?;
-        Ok(chat::answer(&model, text, used))
+        Ok(chat::answer(&model, completion, used))
     }
 }
 
@@ -431,8 +463,8 @@ async fn metrics(State(s): State<Service>) -> Response {
         ),
         (
             "pgraphrag_queue_depth",
-            "Derived work waiting (none in the embedded mode).",
-            vec![(String::new(), 0.0)],
+            "Users waiting for a summary recomputation.",
+            vec![(String::new(), s.summary_queue_depth() as f64)],
         ),
     ]);
     let mut headers = HeaderMap::new();

@@ -9,7 +9,8 @@ use pgraphrag_retrieval::live::{Document, IndexOptions, ProfileIndex, Written};
 use crate::chat::Backend;
 use crate::keys::Keys;
 use crate::metrics::Metrics;
-use crate::store::Store;
+use crate::store::{DocumentStore, Write};
+use crate::summaries::{self, Queue, Summaries, SummaryOptions, UserSummary, fingerprint};
 use crate::{Error, Result};
 
 /// Options of a [`Service`], set with a struct literal and `..Default::default()`.
@@ -28,6 +29,9 @@ pub struct ServiceOptions {
     pub rate_per_key: Option<f64>,
     /// The longest a request may take. Default 30 s.
     pub timeout: std::time::Duration,
+    /// Background task summaries (made only when there is a [`ServiceOptions::backend`]);
+    /// `None` turns them off. Default: on, with [`SummaryOptions::default`].
+    pub summaries: Option<SummaryOptions>,
 }
 
 impl Default for ServiceOptions {
@@ -39,6 +43,7 @@ impl Default for ServiceOptions {
             max_body: 1 << 20,
             rate_per_key: Some(1000.0),
             timeout: std::time::Duration::from_secs(30),
+            summaries: Some(SummaryOptions::default()),
         }
     }
 }
@@ -52,16 +57,38 @@ impl std::fmt::Debug for ServiceOptions {
             .field("max_body", &self.max_body)
             .field("rate_per_key", &self.rate_per_key)
             .field("timeout", &self.timeout)
+            .field("summaries", &self.summaries)
             .finish()
     }
 }
 
-/// One tenant: its index, and the lock that keeps its store and index writes in one order.
+/// One tenant: its index, its users' summaries, and the lock that keeps its store and
+/// index writes in one order.
 #[derive(Debug)]
 pub struct Tenant {
     /// The tenant's live index.
     pub index: ProfileIndex,
+    pub(crate) summaries: Summaries,
     writes: Mutex<()>,
+}
+
+impl Tenant {
+    /// `user`'s current summary, if one has been made for their current documents (or for
+    /// documents they had before a later change, until the new one is made).
+    pub fn summary(&self, user: &str) -> Option<UserSummary> {
+        self.summaries
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(user)
+            .cloned()
+    }
+
+    /// Holds the tenant's write order (store, then index) while the guard lives.
+    pub(crate) fn write_order(&self) -> std::sync::MutexGuard<'_, ()> {
+        // The guarded section has no state of its own: a panic in it left nothing half-done
+        // here (the store and the index each guard their own consistency).
+        self.writes.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// Everything a request needs; cheap to clone (shared).
@@ -73,10 +100,12 @@ pub struct Service {
 pub(crate) struct Inner {
     pub(crate) keys: Keys,
     pub(crate) tenants: HashMap<String, Tenant>,
-    pub(crate) store: Store,
+    pub(crate) store: Arc<dyn DocumentStore>,
     pub(crate) opts: ServiceOptions,
     pub(crate) metrics: Metrics,
     pub(crate) buckets: Mutex<HashMap<String, (f64, std::time::Instant)>>,
+    /// The background summarizer, when summaries are on and there is a backend.
+    pub(crate) summarizer: Option<Queue>,
 }
 
 impl std::fmt::Debug for Service {
@@ -92,7 +121,12 @@ impl Service {
     /// A service over `store`: one index per tenant of `keys`, filled from the store in the
     /// order the documents were first written. Documents of tenants no longer in the key file
     /// stay in the store, unserved.
-    pub fn new(keys: Keys, store: Store, opts: ServiceOptions) -> Result<Self> {
+    pub fn new(
+        keys: Keys,
+        store: impl DocumentStore + 'static,
+        opts: ServiceOptions,
+    ) -> Result<Self> {
+        let store: Arc<dyn DocumentStore> = Arc::new(store);
         let mut tenants = HashMap::new();
         for t in keys.tenants() {
             let mut index = ProfileIndex::new(opts.index)?;
@@ -103,12 +137,14 @@ impl Service {
                 t.clone(),
                 Tenant {
                     index,
+                    summaries: Summaries::default(),
                     writes: Mutex::new(()),
                 },
             );
         }
         let mut batches: HashMap<String, Vec<Document>> = HashMap::new();
-        for (tenant, doc) in store.load()? {
+        let loaded = store.load()?;
+        for (tenant, doc) in loaded.documents {
             if tenants.contains_key(&tenant) {
                 batches.entry(tenant).or_default().push(doc);
             }
@@ -124,16 +160,74 @@ impl Service {
                     })?;
             }
         }
-        Ok(Service {
-            inner: Arc::new(Inner {
-                keys,
-                tenants,
-                store,
-                opts,
-                metrics: Metrics::default(),
-                buckets: Mutex::default(),
-            }),
-        })
+        // Summaries of the loaded documents; stale ones (documents changed after they were
+        // made) are not served and are made again.
+        let mut stale = Vec::new();
+        for (tenant, s) in loaded.summaries {
+            let Some(t) = tenants.get(&tenant) else {
+                continue;
+            };
+            let snap = t.index.snapshot();
+            let docs = snap.user_documents(&s.user);
+            if docs.is_empty() {
+                continue;
+            }
+            if fingerprint(docs) != s.fingerprint {
+                stale.push((tenant, s.user));
+                continue;
+            }
+            t.summaries
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(
+                    s.user,
+                    UserSummary {
+                        text: s.text,
+                        as_of_generation: snap.generation(),
+                        fingerprint: s.fingerprint,
+                    },
+                );
+        }
+        let summarizer = match (&opts.summaries, &opts.backend) {
+            (Some(so), Some(_)) => Some(summaries::start(so.clone())),
+            _ => None,
+        };
+        let (queue, run) = match summarizer {
+            Some((q, run)) => (Some(q), Some(run)),
+            None => (None, None),
+        };
+        let inner = Arc::new(Inner {
+            keys,
+            tenants,
+            store,
+            opts,
+            metrics: Metrics::default(),
+            buckets: Mutex::default(),
+            summarizer: queue,
+        });
+        if let Some(run) = run {
+            run(Arc::downgrade(&inner));
+            if let Some(q) = &inner.summarizer {
+                for (tenant, user) in &stale {
+                    q.dirty(tenant, user);
+                }
+            }
+        }
+        Ok(Service { inner })
+    }
+
+    /// Users waiting for (or in) a summary recomputation.
+    pub fn summary_queue_depth(&self) -> usize {
+        self.inner
+            .summarizer
+            .as_ref()
+            .map_or(0, |q| q.depth.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    fn changed(&self, name: &str, user: &str) {
+        if let Some(q) = &self.inner.summarizer {
+            q.dirty(name, user);
+        }
     }
 
     /// The tenants' names.
@@ -153,15 +247,26 @@ impl Service {
 
     /// Creates or replaces a document of `tenant`: checked, stored durably, then published.
     pub fn put(&self, tenant: &Tenant, name: &str, doc: Document) -> Result<Written> {
+        let user = doc.user.clone();
         let staged = tenant.index.stage(vec![doc.clone()])?;
-        let _order = lock(&tenant.writes)?;
-        self.inner.store.upsert(name, &doc)?;
-        Ok(tenant.index.commit(staged)?)
+        let written = {
+            let _order = tenant.write_order();
+            self.inner.store.apply(name, &Write::Upsert(doc))?;
+            tenant.index.commit(staged)?
+        };
+        self.changed(name, &user);
+        Ok(written)
     }
 
     /// Deletes one document of `tenant`.
     pub fn delete(&self, tenant: &Tenant, name: &str, user: &str, doc: &str) -> Result<u64> {
-        let _order = lock(&tenant.writes)?;
+        let generation = self.delete_locked(tenant, name, user, doc)?;
+        self.changed(name, user);
+        Ok(generation)
+    }
+
+    fn delete_locked(&self, tenant: &Tenant, name: &str, user: &str, doc: &str) -> Result<u64> {
+        let _order = tenant.write_order();
         if tenant.index.snapshot().document(user, doc).is_none() {
             return Err(pgraphrag_retrieval::Error::UnknownDocument {
                 user: user.into(),
@@ -169,28 +274,38 @@ impl Service {
             }
             .into());
         }
-        self.inner.store.remove(name, user, doc)?;
+        self.inner.store.apply(
+            name,
+            &Write::Remove {
+                user: user.into(),
+                doc: doc.into(),
+            },
+        )?;
         Ok(tenant.index.remove(user, doc)?)
     }
 
-    /// Deletes every document of a user of `tenant`, and everything derived from them.
+    /// Deletes every document of a user of `tenant`, and everything derived from them (the
+    /// summary too); the receipt's counts, and whether a summary was erased.
     pub fn delete_user(
         &self,
         tenant: &Tenant,
         name: &str,
         user: &str,
-    ) -> Result<pgraphrag_retrieval::live::UserRemoval> {
-        let _order = lock(&tenant.writes)?;
+    ) -> Result<(pgraphrag_retrieval::live::UserRemoval, bool)> {
+        let _order = tenant.write_order();
         if !tenant.index.snapshot().has_user(user) {
             return Err(pgraphrag_retrieval::Error::UnknownUser { user: user.into() }.into());
         }
-        self.inner.store.remove_user(name, user)?;
-        Ok(tenant.index.remove_user(user)?)
+        self.inner
+            .store
+            .apply(name, &Write::RemoveUser { user: user.into() })?;
+        let removal = tenant.index.remove_user(user)?;
+        let summary = tenant
+            .summaries
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(user)
+            .is_some();
+        Ok((removal, summary))
     }
-}
-
-fn lock(m: &Mutex<()>) -> Result<std::sync::MutexGuard<'_, ()>> {
-    // The guarded section has no state of its own: a panic in it left nothing half-done here
-    // (the store and the index each guard their own consistency).
-    Ok(m.lock().unwrap_or_else(|e| e.into_inner()))
 }

@@ -1,5 +1,7 @@
-//! The embedded durable store: every tenant's documents in one SQLite file (WAL,
-//! `synchronous = FULL`), through `pgraphrag-store`'s one SQLite setup. A write returns only
+//! Where the service keeps its data durably: the [`DocumentStore`] trait (two required
+//! methods: [`DocumentStore::load`] and [`DocumentStore::apply`]) and the embedded
+//! [`Store`], every tenant's documents and summaries in one SQLite file (WAL,
+//! `synchronous = FULL`) through `pgraphrag-store`'s one SQLite setup. A write returns only
 //! once its transaction is committed, so an acknowledged write survives a crash.
 
 use std::path::Path;
@@ -11,9 +13,75 @@ use rusqlite::{Connection, params};
 
 use crate::{Error, Result};
 
+/// A user's stored task summary: its text and a fingerprint of the documents it was made
+/// from (so that a summary of documents that have changed since is known to be stale).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSummary {
+    /// The user.
+    pub user: String,
+    /// The summary.
+    pub text: String,
+    /// [`crate::summaries::fingerprint`] of the user's documents it summarises.
+    pub fingerprint: u64,
+}
+
+/// One durable change of one tenant's data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Write {
+    /// Create or replace a document (a replaced one keeps its place in the order).
+    Upsert(Document),
+    /// Delete one document.
+    Remove {
+        /// Its user.
+        user: String,
+        /// Its id.
+        doc: String,
+    },
+    /// Delete every document and the summary of a user.
+    RemoveUser {
+        /// The user.
+        user: String,
+    },
+    /// Store (replace) a user's summary.
+    Summary(StoredSummary),
+}
+
+/// What [`DocumentStore::load`] gives back: every record of every tenant.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Loaded {
+    /// (tenant, document) in the order the documents were first written.
+    pub documents: Vec<(String, Document)>,
+    /// (tenant, summary).
+    pub summaries: Vec<(String, StoredSummary)>,
+}
+
+/// A durable store of the service's documents and summaries.
+///
+/// Two methods are required: [`DocumentStore::load`] (everything, at start) and
+/// [`DocumentStore::apply`] (one write, durable when it returns `Ok`).
+///
+/// ```
+/// use pgraphrag_retrieval::live::Document;
+/// use pgraphrag_serve::store::{DocumentStore, Store, Write};
+/// let store = Store::in_memory().unwrap();
+/// let doc = Document { user: "u1".into(), id: "d1".into(), text: "Great pan.".into(), ..Default::default() };
+/// assert_eq!(store.apply("acme", &Write::Upsert(doc)).unwrap(), 1);
+/// assert_eq!(store.load().unwrap().documents.len(), 1);
+/// assert_eq!(store.apply("acme", &Write::RemoveUser { user: "u1".into() }).unwrap(), 1);
+/// ```
+pub trait DocumentStore: Send + Sync + std::fmt::Debug {
+    /// Every document and summary of every tenant.
+    fn load(&self) -> Result<Loaded>;
+
+    /// Applies `write` to `tenant`'s data; durable once it returns. Answers how many rows
+    /// (documents, or the summary) it changed.
+    fn apply(&self, tenant: &str, write: &Write) -> Result<usize>;
+}
+
 const SCHEMA: Schema<'static> = Schema {
     kind: "pgraphrag-serve documents",
     application_id: 0x5047_5356, // "PGSV"
+    // Version 1 files gain the summaries table on open (`CREATE TABLE IF NOT EXISTS`).
     version: 1,
     ddl: "CREATE TABLE IF NOT EXISTS documents (
               seq    INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -26,10 +94,17 @@ const SCHEMA: Schema<'static> = Schema {
               rating REAL,
               time   INTEGER,
               UNIQUE (tenant, user, doc)
+          );
+          CREATE TABLE IF NOT EXISTS summaries (
+              tenant      TEXT NOT NULL,
+              user        TEXT NOT NULL,
+              text        TEXT NOT NULL,
+              fingerprint INTEGER NOT NULL,
+              PRIMARY KEY (tenant, user)
           );",
 };
 
-/// The documents of every tenant, in one SQLite file.
+/// The embedded store: every tenant's documents and summaries in one SQLite file.
 #[derive(Debug)]
 pub struct Store {
     conn: Mutex<Connection>,
@@ -65,9 +140,10 @@ impl Store {
             .lock()
             .map_err(|_| Error::Store("a writer panicked while holding the store".into()))
     }
+}
 
-    /// Every document of every tenant in the order they were first written: (tenant, doc).
-    pub fn load(&self) -> Result<Vec<(String, Document)>> {
+impl DocumentStore for Store {
+    fn load(&self) -> Result<Loaded> {
         let conn = self.conn()?;
         let mut st = conn
             .prepare(
@@ -75,7 +151,7 @@ impl Store {
                  ORDER BY seq",
             )
             .map_err(db)?;
-        let rows = st
+        let documents = st
             .query_map([], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
@@ -90,14 +166,36 @@ impl Store {
                     },
                 ))
             })
+            .map_err(db)?
+            .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(db)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(db)
+        let mut st = conn
+            .prepare("SELECT tenant, user, text, fingerprint FROM summaries ORDER BY tenant, user")
+            .map_err(db)?;
+        let summaries = st
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    StoredSummary {
+                        user: r.get(1)?,
+                        text: r.get(2)?,
+                        fingerprint: r.get::<_, i64>(3)? as u64,
+                    },
+                ))
+            })
+            .map_err(db)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(db)?;
+        Ok(Loaded {
+            documents,
+            summaries,
+        })
     }
 
-    /// Creates or replaces one document (a replaced one keeps its place in the order).
-    pub fn upsert(&self, tenant: &str, d: &Document) -> Result<()> {
-        self.conn()?
-            .execute(
+    fn apply(&self, tenant: &str, write: &Write) -> Result<usize> {
+        let mut conn = self.conn()?;
+        match write {
+            Write::Upsert(d) => conn.execute(
                 "INSERT INTO documents (tenant, user, doc, item, title, text, rating, time) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
                  ON CONFLICT (tenant, user, doc) DO UPDATE SET item = excluded.item, \
@@ -106,30 +204,35 @@ impl Store {
                 params![
                     tenant, d.user, d.id, d.item, d.title, d.text, d.rating, d.time
                 ],
-            )
-            .map_err(db)?;
-        Ok(())
-    }
-
-    /// Deletes one document; false when there was none.
-    pub fn remove(&self, tenant: &str, user: &str, doc: &str) -> Result<bool> {
-        let n = self
-            .conn()?
-            .execute(
+            ),
+            Write::Remove { user, doc } => conn.execute(
                 "DELETE FROM documents WHERE tenant = ?1 AND user = ?2 AND doc = ?3",
                 params![tenant, user, doc],
-            )
-            .map_err(db)?;
-        Ok(n > 0)
-    }
-
-    /// Deletes every document of a user; how many.
-    pub fn remove_user(&self, tenant: &str, user: &str) -> Result<usize> {
-        self.conn()?
-            .execute(
-                "DELETE FROM documents WHERE tenant = ?1 AND user = ?2",
-                params![tenant, user],
-            )
-            .map_err(db)
+            ),
+            Write::RemoveUser { user } => {
+                // One transaction: the documents and the summary go together or not at all.
+                let tx = conn.transaction().map_err(db)?;
+                let n = tx
+                    .execute(
+                        "DELETE FROM documents WHERE tenant = ?1 AND user = ?2",
+                        params![tenant, user],
+                    )
+                    .map_err(db)?;
+                tx.execute(
+                    "DELETE FROM summaries WHERE tenant = ?1 AND user = ?2",
+                    params![tenant, user],
+                )
+                .map_err(db)?;
+                tx.commit().map_err(db)?;
+                Ok(n)
+            }
+            Write::Summary(s) => conn.execute(
+                "INSERT INTO summaries (tenant, user, text, fingerprint) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (tenant, user) DO UPDATE SET text = excluded.text, \
+                 fingerprint = excluded.fingerprint",
+                params![tenant, s.user, s.text, s.fingerprint as i64],
+            ),
+        }
+        .map_err(db)
     }
 }
