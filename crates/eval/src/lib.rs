@@ -71,7 +71,8 @@ pub use output::{RunName, python_json, read_output_file, write_atomic, write_out
 pub use rank::{RankingSummary, rank_all, rank_all_from, ranking_file_name, skip_users};
 pub use recipe::Recipe;
 pub use table::{
-    RatingParse, RatingScorer, ResultRow, ResultsTable, Scorer, TextScorer, gold, paired_p_values,
+    RatingParse, RatingScorer, ResultRow, ResultsTable, Scorer, TABLE_DECIMALS, TextScorer,
+    csv_value, gold, markdown_value, paired_p_values, table_value,
 };
 
 /// The README's examples, run as doctests.

@@ -304,8 +304,9 @@ impl ResultsTable {
         })
     }
 
-    /// A Markdown table: `| mode_k | n | <columns> |` (+ `unparsed` for ratings), values to
-    /// three decimals as `master_eval.py` rounds them.
+    /// A Markdown table: `| mode_k | n | <columns> |` (+ `unparsed` for ratings), each value as
+    /// [`markdown_value`] writes it (`master_eval.py`'s `round(x, 3)`, three decimals shown; the
+    /// same digits as [`ResultsTable::to_csv`]).
     pub fn to_markdown(&self) -> String {
         let rating = self.rows.iter().any(|r| r.unparsed > 0)
             || self.columns.first().is_some_and(|c| c == "MAE");
@@ -327,11 +328,7 @@ impl ResultsTable {
         for r in &self.rows {
             s.push_str(&format!("| {} | {} |", r.config, r.n));
             for v in &r.values {
-                if v.is_nan() {
-                    s.push_str(" missing |");
-                } else {
-                    s.push_str(&format!(" {v:.3} |"));
-                }
+                s.push_str(&format!(" {} |", markdown_value(*v)));
             }
             if rating {
                 s.push_str(&format!(" {} |", r.unparsed));
@@ -342,7 +339,8 @@ impl ResultsTable {
     }
 
     /// CSV with `master_eval.py`'s header (`mode_k,ROUGE-1,ROUGE-L,METEOR`, or
-    /// `mode_k,MAE,RMSE`) and values rounded to three decimals.
+    /// `mode_k,MAE,RMSE`), each value as [`csv_value`] writes it (the same rounding as
+    /// [`ResultsTable::to_markdown`], printed as Python prints the float).
     pub fn to_csv(&self) -> String {
         let mut w = csv::WriterBuilder::new()
             .terminator(csv::Terminator::Any(b'\n'))
@@ -352,7 +350,7 @@ impl ResultsTable {
         let _ = w.write_record(header);
         for r in &self.rows {
             let cells =
-                std::iter::once(r.config.clone()).chain(r.values.iter().map(|v| round3(*v)));
+                std::iter::once(r.config.clone()).chain(r.values.iter().map(|v| csv_value(*v)));
             let _ = w.write_record(cells);
         }
         let bytes = w.into_inner().unwrap_or_default();
@@ -360,14 +358,61 @@ impl ResultsTable {
     }
 }
 
-/// Python's `round(x, 3)` printed as Python prints the float (`0.5`, `0.123`).
-fn round3(x: f64) -> String {
-    let r = (x * 1000.0).round() / 1000.0;
-    let s = format!("{r}");
-    if s.contains('.') || !r.is_finite() {
-        s
+/// Decimals kept in a results table (`master_eval.py` reports `round(x, 3)`).
+pub const TABLE_DECIMALS: u32 = 3;
+
+/// The one rounding of a results-table value, behind both [`markdown_value`] and
+/// [`csv_value`]: Python's `round(x, 3)` ([`pgraphrag_text::py::round`]: the exact binary value
+/// rounded to the nearest three-decimal number, ties to even), as `master_eval.py` reports it.
+///
+/// A value that sits on a half-thousandth in decimal is stored just below or above it, and
+/// rounds the way it is stored: 2.3975 is the float 2.39749999…, so it reports 2.397. (An earlier
+/// CSV writer scaled by 1000 first, `(x * 1000.0).round() / 1000.0`, whose product rounds up to
+/// 2397.5 and so gave 2.398 where the Markdown said 2.397.)
+///
+/// ```
+/// use pgraphrag_eval::table_value;
+/// assert_eq!(table_value(2.3975), 2.397);
+/// assert_eq!(table_value(0.12345), 0.123);
+/// assert!(table_value(f64::NAN).is_nan());
+/// ```
+pub fn table_value(x: f64) -> f64 {
+    pgraphrag_text::py::round(x, TABLE_DECIMALS)
+}
+
+/// A results-table value in a Markdown cell: [`table_value`] with all three decimals shown
+/// (`2.240`); `missing` for NaN (a metric not computed).
+///
+/// ```
+/// use pgraphrag_eval::markdown_value;
+/// assert_eq!(markdown_value(2.24), "2.240");
+/// assert_eq!(markdown_value(2.3975), "2.397");
+/// assert_eq!(markdown_value(f64::NAN), "missing");
+/// ```
+pub fn markdown_value(x: f64) -> String {
+    if x.is_nan() {
+        "missing".into()
     } else {
-        format!("{s}.0")
+        format!("{:.prec$}", table_value(x), prec = TABLE_DECIMALS as usize)
+    }
+}
+
+/// A results-table value in a CSV cell: the same [`table_value`] as [`markdown_value`], printed
+/// as Python prints the float (`2.24`, `1.0`, `0.123`, `master_eval.py`'s CSV); `NaN`, `inf`
+/// and `-inf` for the non-finite values (read back by `pgraphrag plot`).
+///
+/// ```
+/// use pgraphrag_eval::csv_value;
+/// assert_eq!(csv_value(2.24), "2.24");
+/// assert_eq!(csv_value(1.0), "1.0");
+/// assert_eq!(csv_value(2.3975), "2.397");
+/// assert_eq!(csv_value(f64::NAN), "NaN");
+/// ```
+pub fn csv_value(x: f64) -> String {
+    if x.is_finite() {
+        pgraphrag_text::py::python_float_repr(table_value(x))
+    } else {
+        format!("{x}")
     }
 }
 
@@ -412,8 +457,133 @@ mod tests {
     }
 
     #[test]
-    fn round3_like_python() {
-        assert_eq!(round3(1.0), "1.0");
-        assert_eq!(round3(0.12345), "0.123");
+    fn csv_value_like_python() {
+        assert_eq!(csv_value(1.0), "1.0");
+        assert_eq!(csv_value(0.12345), "0.123");
+        assert_eq!(csv_value(0.1), "0.1");
+        assert_eq!(csv_value(12.0004), "12.0");
+        assert_eq!(csv_value(f64::INFINITY), "inf");
+        // CPython 3.11's `repr(round(x, 3))` of each (rounded as the float is stored: 2.3975 is
+        // 2.39749999…, 2.6745 is 2.67450000…1, 0.0625 is an exact tie, to even).
+        for (x, want) in [
+            (2.3975, "2.397"),
+            (2.6745, "2.675"),
+            (0.0625, "0.062"),
+            (0.0005, "0.001"),
+            (1.0005, "1.0"),
+            (2.8345, "2.834"),
+            (0.1235, "0.123"),
+        ] {
+            assert_eq!(csv_value(x), want, "{x:?}");
+        }
+    }
+
+    /// A value on a half-thousandth, like the committed amazon and gap rating MAEs that the two
+    /// writers once rounded differently (Markdown 2.397 / 2.736 / 2.834, CSV 2.398 / 2.737 /
+    /// 2.835): both writers now give the digits of Python's `round(x, 3)`.
+    #[test]
+    fn half_thousandths_round_one_way() {
+        let x = 479.5 / 200.0; // 2.3975, stored as 2.39749999…
+        // The old CSV rule scaled first, and the product rounds up to 2397.5:
+        assert_eq!((x * 1000.0f64).round() / 1000.0, 2.398);
+        assert_eq!(markdown_value(x), "2.397");
+        assert_eq!(csv_value(x), "2.397");
+        assert_eq!(table_value(x), pgraphrag_text::py::round(x, 3));
+    }
+
+    /// Every Markdown cell of a table and the CSV cell of the same row and column name one number,
+    /// digit for digit (the Markdown pads to three decimals; the CSV, as Python, drops trailing zeros).
+    fn assert_markdown_matches_csv(t: &ResultsTable) {
+        let md = t.to_markdown();
+        let csv = t.to_csv();
+        let mut md_rows = md
+            .lines()
+            .filter(|l| l.starts_with("| ") && !l.starts_with("| mode_k"))
+            .map(|l| {
+                l.trim_matches('|')
+                    .split('|')
+                    .map(|c| c.trim().to_string())
+                    .collect::<Vec<_>>()
+            });
+        let mut csv_lines = csv.lines();
+        let header: Vec<&str> = csv_lines.next().unwrap().split(',').collect();
+        assert_eq!(
+            header[1..],
+            t.columns.iter().map(String::as_str).collect::<Vec<_>>()[..]
+        );
+        let mut n = 0;
+        for line in csv_lines {
+            let cells: Vec<&str> = line.split(',').collect();
+            let md_cells = md_rows.next().expect("a Markdown row per CSV row");
+            assert_eq!(md_cells[0], cells[0]);
+            for (j, c) in cells[1..].iter().enumerate() {
+                // Markdown: mode_k, n, then the columns.
+                let m = &md_cells[2 + j];
+                if *c == "NaN" {
+                    assert_eq!(m, "missing");
+                    continue;
+                }
+                let (int, frac) = c.split_once('.').expect("a decimal point");
+                let padded = format!("{int}.{frac:0<3}");
+                assert_eq!(
+                    m,
+                    &padded,
+                    "row {} column {}: md {m} csv {c}",
+                    cells[0],
+                    header[1 + j]
+                );
+                n += 1;
+            }
+        }
+        assert!(
+            md_rows.next().is_none(),
+            "no Markdown row without a CSV row"
+        );
+        assert!(n > 0);
+    }
+
+    #[test]
+    fn markdown_and_csv_agree_digit_for_digit() {
+        // Values at rounding edges, among them the half-thousandths of the committed amazon and
+        // gap rating tables' none_k1 / neighbor_k1 / user_k* MAE.
+        let mut values: Vec<f64> = vec![
+            2.3975,
+            2.7365,
+            2.8345,
+            2.24,
+            1.0,
+            0.0625,
+            0.1,
+            2.675,
+            f64::NAN,
+            0.0,
+            3.0 - 1e-12,
+            1.0 / 3.0,
+        ];
+        // A sweep over many half-thousandths, stored on both sides.
+        for i in 0..2000 {
+            let x = (i as f64 + 0.5) / 1000.0;
+            values.extend([x, x * (1.0 + 1e-15), x * (1.0 - 1e-15)]);
+        }
+        let rows = values
+            .chunks(3)
+            .enumerate()
+            .map(|(i, c)| {
+                let mut v = c.to_vec();
+                v.resize(3, 0.5);
+                ResultRow {
+                    config: format!("row{i}"),
+                    n: 1,
+                    values: v,
+                    unparsed: 0,
+                }
+            })
+            .collect();
+        let t = ResultsTable {
+            title: "t".into(),
+            columns: vec!["ROUGE-1".into(), "ROUGE-L".into(), "METEOR".into()],
+            rows,
+        };
+        assert_markdown_matches_csv(&t);
     }
 }

@@ -307,7 +307,13 @@ impl LampTable {
                 } else {
                     format!("{p:.3}")
                 };
-                s.push_str(&format!(" {:.3} [{lo:.3}, {hi:.3}] | {p} |", r.mean[m]));
+                // The one table formatter, as the CSV (`to_results_table().to_csv()`) writes the mean.
+                s.push_str(&format!(
+                    " {} [{}, {}] | {p} |",
+                    crate::markdown_value(r.mean[m]),
+                    crate::markdown_value(lo),
+                    crate::markdown_value(hi)
+                ));
             }
             s.push_str(&format!(" {} |\n", r.unreadable));
         }
