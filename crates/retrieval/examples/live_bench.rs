@@ -24,32 +24,9 @@ use std::time::{Duration, Instant};
 
 use pgraphrag_core::{DocText, Entry, ItemId, Task, TieOrder};
 use pgraphrag_graph::{GraphOptions, Scope, UserItemGraph};
+use pgraphrag_retrieval::live::workload::{SplitMix64 as Rng, Workload, percentile};
 use pgraphrag_retrieval::live::{ContextRequest, Document, ProfileIndex};
 use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker, RandomReview};
-
-/// splitmix64.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn below(&mut self, n: usize) -> usize {
-        ((self.next() as u128 * n as u128) >> 64) as usize
-    }
-    /// A Zipf-like draw in 0..n (inverse transform of a continuous power law).
-    fn zipf(&mut self, n: usize, s: f64) -> usize {
-        let u = self.unit();
-        let x = ((n as f64).powf(1.0 - s) * u + (1.0 - u)).powf(1.0 / (1.0 - s));
-        (x as usize).saturating_sub(1).min(n - 1)
-    }
-}
 
 struct Args {
     data: std::path::PathBuf,
@@ -120,30 +97,6 @@ fn real_texts(dir: &std::path::Path) -> anyhow::Result<Vec<(Option<String>, Stri
     Ok(out)
 }
 
-/// The synthetic layout: review i is by `user` about `item`.
-fn document(
-    i: usize,
-    rng: &mut Rng,
-    texts: &[(Option<String>, String)],
-    users: usize,
-    items: usize,
-) -> Document {
-    let (title, text) = texts[i % texts.len()].clone();
-    let text = if text.trim().is_empty() {
-        "-".to_string()
-    } else {
-        text
-    };
-    Document {
-        user: format!("u{}", rng.zipf(users, 0.7)),
-        id: i.to_string(),
-        item: Some(format!("p{}", rng.zipf(items, 0.9))),
-        title,
-        text,
-        ..Default::default()
-    }
-}
-
 fn entry(d: &Document, id: usize) -> Entry {
     Entry {
         id,
@@ -161,10 +114,6 @@ struct Run {
     qps: f64,
     p50: f64,
     p99: f64,
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
 /// Runs `readers` threads calling `read(rng)` and one writer calling `write(i)` at `rate`
@@ -199,7 +148,7 @@ fn drive(
         for t in 0..readers {
             let (stop, lat) = (&stop, &lat);
             s.spawn(move || {
-                let mut rng = Rng(0x5eed + t as u64);
+                let mut rng = Rng::new(0x5eed + t as u64);
                 let mut mine = Vec::new();
                 while !stop.load(Ordering::Relaxed) && mine.len() < 5_000_000 {
                     let q0 = Instant::now();
@@ -317,19 +266,13 @@ fn profile_600(texts: &[(Option<String>, String)]) -> anyhow::Result<()> {
 
 /// The cost of one write on the loaded index (2,000 single upserts, half new reviews, half
 /// in-place edits), and of tokenizing the same documents alone.
-fn write_cost(
-    live: &ProfileIndex,
-    docs: &[Document],
-    texts: &[(Option<String>, String)],
-    users: usize,
-    items: usize,
-) -> anyhow::Result<()> {
+fn write_cost(live: &ProfileIndex, docs: &[Document], w: &Workload) -> anyhow::Result<()> {
     use pgraphrag_retrieval::sparse::{PgraphragTokenizer, Tokenizer};
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let batch: Vec<Document> = (0..2000)
         .map(|i: usize| {
             if i.is_multiple_of(2) {
-                document(docs.len() * 3 + i, &mut rng, texts, users, items)
+                w.document(docs.len() * 3 + i, &mut rng)
             } else {
                 let mut d = docs[rng.below(docs.len())].clone();
                 d.text.push_str(" (edited)");
@@ -357,10 +300,9 @@ fn main() -> anyhow::Result<()> {
     let a = args()?;
     let texts = real_texts(&a.data)?;
     let (users, items) = ((a.reviews / 2).max(1), (a.reviews / 10).max(1));
-    let mut rng = Rng(42);
-    let docs: Vec<Document> = (0..a.reviews)
-        .map(|i| document(i, &mut rng, &texts, users, items))
-        .collect();
+    let w = Workload::new(texts.clone(), a.reviews).expect("real_texts refuses an empty set");
+    let mut rng = Rng::new(42);
+    let docs: Vec<Document> = (0..a.reviews).map(|i| w.document(i, &mut rng)).collect();
     println!(
         "{} reviews ({} real review texts cycled), {} users, {} items drawn",
         docs.len(),
@@ -419,10 +361,10 @@ fn main() -> anyhow::Result<()> {
     };
     let next_id = AtomicUsize::new(docs.len());
     let live_write = |i: usize| {
-        let mut rng = Rng(i as u64 ^ 0xabc);
+        let mut rng = Rng::new(i as u64 ^ 0xabc);
         let d = if i.is_multiple_of(2) {
             let n = next_id.fetch_add(1, Ordering::Relaxed);
-            document(n, &mut rng, &texts, users, items)
+            w.document(n, &mut rng)
         } else {
             let mut d = docs[rng.below(docs.len())].clone();
             d.text = format!("{} (edited)", d.text);
@@ -445,14 +387,14 @@ fn main() -> anyhow::Result<()> {
     };
     let graph_next = AtomicUsize::new(docs.len() * 2);
     let graph_write = |i: usize| {
-        let mut rng = Rng(i as u64 ^ 0xdef);
+        let mut rng = Rng::new(i as u64 ^ 0xdef);
         let n = graph_next.fetch_add(1, Ordering::Relaxed);
-        let d = document(n, &mut rng, &texts, users, items);
+        let d = w.document(n, &mut rng);
         locked.lock().unwrap().0.insert(entry(&d, n));
     };
 
     profile_600(&texts)?;
-    write_cost(&live, &docs, &texts, users, items)?;
+    write_cost(&live, &docs, &w)?;
 
     println!(
         "\n{:>7} | {:>10} {:>9} {:>9} | {:>10} {:>9} {:>9} | {:>6}",

@@ -48,6 +48,7 @@ mod context;
 mod doc;
 mod index;
 mod snapshot;
+pub mod workload;
 
 pub use context::{Context, ContextRequest, Hit, RetrieverKind};
 pub use doc::{Document, StoredDoc};
