@@ -249,6 +249,36 @@ pub struct Args {
     pub adapter: Option<PathBuf>,
 }
 
+/// Refuses, before anything is read or loaded, outputs that would destroy an input or be
+/// written through a link or into a special file: `--journal`, `--export-prompts`, and the
+/// ranking file, `results.*` and `item_summaries.jsonl` of the `--out` folder.
+pub(crate) fn check_outputs(args: &Args) -> anyhow::Result<()> {
+    let mut inputs = vec![("--split", args.split.as_path())];
+    for (flag, p) in [
+        ("--model", &args.model),
+        ("--adapter", &args.adapter),
+        ("--cache", &args.cache),
+        ("--item-summaries", &args.item_summaries),
+    ] {
+        if let Some(p) = p {
+            inputs.push((flag, p.as_path()));
+        }
+    }
+    let (dataset, split) = names(&args.split);
+    let ranking = pgraphrag_eval::ranking_file_name(
+        &format!("{dataset}_{split}"),
+        args.task.reference_name(),
+        "bm25",
+    );
+    let mut files = vec![ranking.as_str(), "results.md", "results.csv", "results.svg"];
+    if args.item_summaries.is_some() {
+        files.push("item_summaries.jsonl");
+    }
+    crate::output::folder("--out", &args.out, &files, &inputs)?;
+    crate::output::optional("--journal", args.journal.as_deref(), &inputs)?;
+    crate::output::optional("--export-prompts", args.export_prompts.as_deref(), &inputs)
+}
+
 /// The dataset and split names from a split file name like `amazon_dev.json`.
 pub(crate) fn names(path: &Path) -> (String, String) {
     let stem = path

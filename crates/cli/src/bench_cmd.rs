@@ -19,7 +19,7 @@ use pgraphrag_data::{RankingRecord, write_rankings};
 use pgraphrag_eval::{
     CachedGenerator, ConfigOutputs, RatingScorer, Recipe, ResultsTable, RunConfig, RunName, Scorer,
     TextScorer, cold_start, gold, paired_p_values, rank_all, ranking_file_name, vs_best_constant,
-    write_atomic, write_output_file,
+    write_output_file,
 };
 use pgraphrag_graph::UserItemGraph;
 use pgraphrag_llm::{GgufModel, OpenAiClient, OpenAiOptions};
@@ -30,7 +30,7 @@ use pgraphrag_retrieval::profile::ProfileRanker;
 use pgraphrag_stages::{EntryFormat, LlmSummarizer, SummarizeJob, SummaryPrompt};
 
 pub use crate::bench_args::Args;
-use crate::bench_args::{gguf_options, grid, model_file, names};
+use crate::bench_args::{check_outputs, gguf_options, grid, model_file, names};
 use crate::error::usage;
 use crate::progress::Bar;
 use crate::summarize_cmd::{job_error, open_journal, summary_budget};
@@ -181,6 +181,7 @@ fn scorer(task: Task) -> anyhow::Result<Box<dyn Scorer>> {
 
 /// Runs `pgraphrag bench`.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    check_outputs(&args)?;
     let task: Task = args.task;
     let mut bench = grid(&args)?;
     let (dataset, split_name) = names(&args.split);
@@ -301,9 +302,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if task == Task::Rating {
         markdown.push_str(&vs_best_constant(&outputs, &golds, &extract, 0)?.to_markdown());
     }
-    write_atomic(&args.out.join("results.md"), markdown.as_bytes())?;
-    write_atomic(&args.out.join("results.csv"), table.to_csv().as_bytes())?;
-    write_atomic(&args.out.join("results.svg"), table.to_svg().as_bytes())?;
+    crate::output::write(&args.out.join("results.md"), markdown.as_bytes())?;
+    crate::output::write(&args.out.join("results.csv"), table.to_csv().as_bytes())?;
+    crate::output::write(&args.out.join("results.svg"), table.to_svg().as_bytes())?;
     println!("{markdown}");
     println!("stats {}", serde_json::to_string(&stats)?);
     eprintln!(

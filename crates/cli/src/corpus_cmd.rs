@@ -165,6 +165,12 @@ fn csv_in(input: &Path, file: &str) -> PathBuf {
 }
 
 fn convert(a: ConvertArgs) -> anyhow::Result<()> {
+    let input = match a.source {
+        SourceArg::News => csv_in(&a.input, "NewsArticles.csv"),
+        SourceArg::Tweets => csv_in(&a.input, "healthtweets.csv"),
+        _ => a.input.clone(),
+    };
+    crate::output::file("--out", &a.out, &[("--in", &input)])?;
     check_out_dir(&a.out)?;
     let hint = match a.source {
         SourceArg::Pgraphrag => {
@@ -233,6 +239,7 @@ fn options(a: &LampArgs, task: LampTask) -> BuildOptions {
 
 fn build(a: LampArgs) -> anyhow::Result<()> {
     let task: LampTask = a.task.parse().or_usage()?;
+    check_lamp_outputs(&a)?;
     let opts = options(&a, task);
     let from = a.from.display().to_string();
     let (built, input_report): (LampBuild, Option<Report>) = match task {
@@ -272,6 +279,30 @@ fn build(a: LampArgs) -> anyhow::Result<()> {
         print!("{}", built.stats_table());
     }
     Ok(())
+}
+
+/// Refuses, before anything is read, an --out folder whose questions and outputs files would
+/// be the input (--from, or the MovieLens files in it), a link or not a regular file.
+fn check_lamp_outputs(a: &LampArgs) -> anyhow::Result<()> {
+    let ml: Vec<PathBuf> = ["ml-100k.item", "ml-100k.inter"]
+        .iter()
+        .map(|f| a.from.join(f))
+        .collect();
+    let mut inputs = vec![("--from", a.from.as_path())];
+    if a.from.is_dir() {
+        inputs.extend(ml.iter().map(|p| ("--from", p.as_path())));
+    }
+    let files: Vec<String> = ["train", "dev", "test"]
+        .iter()
+        .flat_map(|part| {
+            [
+                format!("{part}_questions.json"),
+                format!("{part}_outputs.json"),
+            ]
+        })
+        .collect();
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    crate::output::folder("--out", &a.out, &files, &inputs)
 }
 
 #[cfg(test)]

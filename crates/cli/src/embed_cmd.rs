@@ -4,7 +4,6 @@
 //! Output: JSON lines `{"id": ..., "embedding": [floats]}`, one per input line, in order.
 use std::path::PathBuf;
 
-use anyhow::Context;
 use pgraphrag_retrieval::dense::{
     BertEncoder, EncoderOptions, Pooling, encode_corpus, l2_normalize,
 };
@@ -74,6 +73,11 @@ pub struct Args {
 
 /// Runs `pgraphrag embed`.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let mut inputs = vec![("--texts", args.texts.as_path()), ("--model", &args.model)];
+    if let Some(c) = &args.cache {
+        inputs.push(("--cache", c));
+    }
+    crate::output::file("--out", &args.out, &inputs)?;
     let pooling: Pooling = args.pooling.into();
     let backend = args.backend.into();
     let (ids, texts): (Vec<_>, Vec<_>) = pgraphrag_data::jsonl::read_texts(&args.texts)
@@ -104,7 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         pooling,
         &Bar::new(args.quiet),
     )?;
-    pgraphrag_data::write_atomic(&args.out, |w| {
+    crate::output::write_with(&args.out, |w| {
         for (i, id) in ids.into_iter().enumerate() {
             let mut row = emb.row(i).to_vec();
             if args.normalize {
@@ -114,8 +118,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             writeln!(w, "{line}")?;
         }
         Ok(())
-    })
-    .with_context(|| format!("cannot write {}", args.out.display()))?;
+    })?;
     if !args.quiet {
         eprintln!(
             "{} embeddings of dimension {} -> {}",

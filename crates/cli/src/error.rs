@@ -28,9 +28,12 @@ impl<T, E: Into<anyhow::Error>> OrUsage<T> for Result<T, E> {
     }
 }
 
-/// The process exit code for an error: 2 when a [`UsageError`] is anywhere in its chain.
+/// The process exit code for an error: 2 when a [`UsageError`] or a refused output
+/// ([`crate::output::is_refusal`]) is anywhere in its chain.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
-    if e.chain().any(|c| c.is::<UsageError>()) {
+    if e.chain()
+        .any(|c| c.is::<UsageError>() || crate::output::is_refusal(c))
+    {
         2
     } else {
         1

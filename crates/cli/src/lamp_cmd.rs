@@ -145,6 +145,14 @@ pub(crate) fn read_summaries(path: &Path) -> anyhow::Result<HashMap<String, Stri
 }
 
 fn prompts(a: PromptsArgs) -> anyhow::Result<()> {
+    let mut inputs = vec![
+        ("--questions", a.questions.as_path()),
+        ("--tokenizer", &a.tokenizer),
+    ];
+    if let Some(p) = &a.summaries {
+        inputs.push(("--summaries", p));
+    }
+    crate::output::file("--out", &a.out, &inputs)?;
     if a.k == 0 && a.summaries.is_none() {
         return Err(usage(
             "--k 0 without --summaries gives every input unchanged (LaMP divides by zero items)",
@@ -160,7 +168,7 @@ fn prompts(a: PromptsArgs) -> anyhow::Result<()> {
     recipe.summary_scope = a.summary_scope;
     let (records, stats) = lamp_prompts(&questions, &recipe, &tok, summaries.as_ref());
     let task = a.task.as_str();
-    pgraphrag_data::write_atomic(&a.out, |w| {
+    crate::output::write_with(&a.out, |w| {
         for r in &records {
             let line = Line {
                 task,

@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::ValueEnum;
 use pgraphrag_core::{LampGold, LampTask};
 use pgraphrag_eval::lamp_grid::{AnswerReading, LampConfig, LampGrid, table3_configs};
-use pgraphrag_eval::{CachedGenerator, GenerationCache, write_atomic};
+use pgraphrag_eval::{CachedGenerator, GenerationCache};
 use pgraphrag_llm::{GgufModel, GgufOptions};
 use pgraphrag_prompt::lamp::{HfTokenizer, LampTokenizer};
 
@@ -95,6 +95,15 @@ pub struct GridArgs {
 /// Runs `pgraphrag lamp grid`.
 pub fn run(a: GridArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
+    let configs: Vec<LampConfig> = match &a.configs {
+        None => table3_configs(),
+        Some(names) => names
+            .iter()
+            .map(|n| n.parse::<LampConfig>())
+            .collect::<Result<_, _>>()
+            .or_usage()?,
+    };
+    check_outputs(&a, &configs)?;
     let mut questions = pgraphrag_data::lamp::read_questions_for(&a.questions, a.task)
         .with_context(|| format!("reading the {} questions file", a.task))
         .or_usage()?;
@@ -113,14 +122,6 @@ pub fn run(a: GridArgs) -> anyhow::Result<()> {
             a.outputs.display()
         )));
     }
-    let configs = match &a.configs {
-        None => table3_configs(),
-        Some(names) => names
-            .iter()
-            .map(|n| n.parse::<LampConfig>())
-            .collect::<Result<_, _>>()
-            .or_usage()?,
-    };
     let summaries: Option<HashMap<String, String>> = match &a.summaries {
         Some(p) => Some(read_summaries(p).or_usage()?),
         None => None,
@@ -203,9 +204,9 @@ pub fn run(a: GridArgs) -> anyhow::Result<()> {
     let table = grid.results(&title, &plan, &runs, &golds)?;
     let md = table.to_markdown();
     let rt = table.to_results_table();
-    write_atomic(&a.out.join("results.md"), md.as_bytes())?;
-    write_atomic(&a.out.join("results.csv"), rt.to_csv().as_bytes())?;
-    write_atomic(&a.out.join("results.svg"), rt.to_svg().as_bytes())?;
+    crate::output::write(&a.out.join("results.md"), md.as_bytes())?;
+    crate::output::write(&a.out.join("results.csv"), rt.to_csv().as_bytes())?;
+    crate::output::write(&a.out.join("results.svg"), rt.to_svg().as_bytes())?;
     println!("{md}");
     eprintln!(
         "{} answers ({} cached, {} generated) in {:.0}s; wrote {}",
@@ -216,4 +217,30 @@ pub fn run(a: GridArgs) -> anyhow::Result<()> {
         a.out.display()
     );
     Ok(())
+}
+
+/// Refuses, before the model loads, an --out folder whose files (`results.*`, each cell's and
+/// seed's outputs file) would be an input, a link or not a regular file.
+fn check_outputs(a: &GridArgs, configs: &[LampConfig]) -> anyhow::Result<()> {
+    let mut inputs = vec![
+        ("--questions", a.questions.as_path()),
+        ("--outputs", &a.outputs),
+        ("--model", &a.model),
+        ("--cache", &a.cache),
+    ];
+    for (flag, p) in [("--tokenizer", &a.tokenizer), ("--summaries", &a.summaries)] {
+        if let Some(p) = p {
+            inputs.push((flag, p));
+        }
+    }
+    let mut files: Vec<String> = ["results.md", "results.csv", "results.svg"]
+        .map(String::from)
+        .to_vec();
+    for c in configs {
+        for s in &a.seeds {
+            files.push(format!("{c}-seed{s}_outputs.json"));
+        }
+    }
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    crate::output::folder("--out", &a.out, &files, &inputs)
 }

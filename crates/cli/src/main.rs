@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod args;
 mod artifacts;
+mod baselines_cmd;
 mod bench_args;
 mod bench_cmd;
 mod corpus_cmd;
@@ -19,6 +20,7 @@ mod metrics_cmd;
 mod multistage_cmd;
 mod multistage_export;
 mod multistage_run;
+mod output;
 mod plot_cmd;
 mod progress;
 mod rank_cmd;
@@ -54,6 +56,9 @@ enum Command {
     Lamp(lamp_cmd::Args),
     /// Run the PGraphRAG benchmark: modes x k on one split and task, with a local or remote LLM.
     Bench(bench_cmd::Args),
+    /// Score answers without an LLM (constants, first words, copies of earlier or neighbour
+    /// reviews, mean ratings) on the rows `bench` evaluates, with bench's scorers and table.
+    Baselines(baselines_cmd::Args),
     /// Draw a results CSV (from `bench`) as an SVG bar chart: one panel per metric.
     Plot(plot_cmd::Args),
     /// Convert real authored-text corpora and build LaMP-format tasks from them.
@@ -87,6 +92,7 @@ fn main() -> ExitCode {
         Command::Metrics(a) => metrics_cmd::run(a),
         Command::Embed(a) => embed_cmd::run(a),
         Command::Bench(a) => bench_cmd::run(a),
+        Command::Baselines(a) => baselines_cmd::run(a),
         Command::Lamp(a) => lamp_cmd::run(a),
         Command::Plot(a) => plot_cmd::run(a),
         Command::Corpus(a) => corpus_cmd::run(a),

@@ -9,12 +9,11 @@
 //! Work plan (the output does not depend on it): WordNet is loaded on a helper thread while the
 //! input is read; the pairs are cut into blocks that the worker threads take in turn, first for
 //! ROUGE, BLEU and METEOR's tokenization, then for METEOR's alignment (which needs WordNet).
-use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use pgraphrag_core::Progress;
 use pgraphrag_data::jsonl::{Pair, read_pairs};
 use pgraphrag_metrics::bleu::sentence_bleu;
@@ -176,22 +175,20 @@ fn score_all(
     Ok(out)
 }
 
-fn write_scores(path: &PathBuf, pairs: &[Pair], scores: &[[f64; 6]]) -> anyhow::Result<()> {
-    let out =
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut w = BufWriter::new(out);
-    for (p, s) in pairs.iter().zip(scores) {
-        w.write_all(b"{\"id\":")?;
-        serde_json::to_writer(&mut w, &p.id)?;
-        for (k, v) in NAMES.iter().zip(s) {
-            write!(w, ",\"{k}\":")?;
-            serde_json::to_writer(&mut w, v)?;
+/// Writes the scores atomically: a killed run leaves the old file (or none), never part of one.
+fn write_scores(path: &Path, pairs: &[Pair], scores: &[[f64; 6]]) -> anyhow::Result<()> {
+    crate::output::write_with(path, |w| {
+        for (p, s) in pairs.iter().zip(scores) {
+            w.write_all(b"{\"id\":")?;
+            serde_json::to_writer(&mut *w, &p.id)?;
+            for (k, v) in NAMES.iter().zip(s) {
+                write!(w, ",\"{k}\":")?;
+                serde_json::to_writer(&mut *w, v)?;
+            }
+            w.write_all(b"}\n")?;
         }
-        w.write_all(b"}\n")?;
-    }
-    w.flush()
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Runs `pgraphrag metrics`.
@@ -204,6 +201,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         stemmer: args.stemmer,
         tokenizer,
     });
+    crate::output::file("--out", &args.out, &[("--pairs", &args.pairs)])?;
     // Start loading WordNet now: it overlaps with reading the input and the first pass.
     let loader = std::thread::spawn(crate::wordnet::load);
     let pairs = read_pairs(&args.pairs).or_usage()?;

@@ -55,6 +55,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn build(a: BuildArgs) -> anyhow::Result<()> {
+    crate::output::folder(
+        "--out",
+        &a.out,
+        &[multistage::EXAMPLES_FILE],
+        &[("--corpus", &a.corpus)],
+    )?;
     let mut opts = BuildOptions::multistage();
     if let Some(s) = a.seed {
         opts.seed = s;

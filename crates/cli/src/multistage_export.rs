@@ -65,6 +65,19 @@ pub struct ExportArgs {
 /// Runs `pgraphrag multistage export`.
 pub fn run(a: ExportArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
+    let mut inputs = vec![
+        ("--examples", a.examples.as_path()),
+        ("--encoder", &a.encoder),
+    ];
+    for (flag, p) in [
+        ("--wordnet", &a.wordnet),
+        ("--embedding-cache", &a.embedding_cache),
+    ] {
+        if let Some(p) = p {
+            inputs.push((flag, p));
+        }
+    }
+    crate::output::file("--out", &a.out, &inputs)?;
     let examples = load_examples(&a.examples)?;
     let ranker: RankerName = a.ranker.parse().or_usage()?;
     let load_seconds = t0.elapsed().as_secs_f64();

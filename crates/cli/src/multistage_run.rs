@@ -18,7 +18,7 @@ use pgraphrag_eval::multistage::{
     LlmStages, MultistageGrid, Preparer, PrependStart, RankerName, SummaryLabeler,
     SynthesisLabeler, parse_cells, parse_summary, table2_cells, train_idf,
 };
-use pgraphrag_eval::{CachedGenerator, GenerationCache, write_atomic};
+use pgraphrag_eval::{CachedGenerator, GenerationCache};
 use pgraphrag_llm::{GgufModel, GgufOptions};
 use pgraphrag_stages::multistage::{
     ContextMode, DenseSimilarity, Keywords, LlmContextStage, WordFilter, WordMatcher, stage_prompt,
@@ -159,6 +159,7 @@ pub(crate) fn load_examples(path: &Path) -> anyhow::Result<Vec<Example>> {
 /// Runs `pgraphrag multistage run`.
 pub fn run(a: RunArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
+    check_outputs(&a)?;
     let all = load_examples(&a.examples)?;
     let split: SplitName = a.split.into();
     let mut examples: Vec<Example> = all.iter().filter(|e| e.split == split).cloned().collect();
@@ -340,9 +341,9 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     let table = grid.results(&title, &examples, &run)?;
     let md = table.to_markdown();
     let rt = table.to_results_table();
-    write_atomic(&a.out.join("results.md"), md.as_bytes())?;
-    write_atomic(&a.out.join("results.csv"), rt.to_csv().as_bytes())?;
-    write_atomic(&a.out.join("results.svg"), rt.to_svg().as_bytes())?;
+    crate::output::write(&a.out.join("results.md"), md.as_bytes())?;
+    crate::output::write(&a.out.join("results.csv"), rt.to_csv().as_bytes())?;
+    crate::output::write(&a.out.join("results.svg"), rt.to_svg().as_bytes())?;
     let stats = json!({
         "examples": examples.len(),
         "split": split.as_str(),
@@ -359,7 +360,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         },
     });
     let results_json = json!({ "table": table, "stats": stats });
-    write_atomic(
+    crate::output::write(
         &a.out.join("results.json"),
         serde_json::to_string_pretty(&results_json)?.as_bytes(),
     )?;
@@ -369,12 +370,12 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
             text.push_str(&serde_json::to_string(r)?);
             text.push('\n');
         }
-        write_atomic(
+        crate::output::write(
             &a.out.join("predictions").join(format!("{cell}.jsonl")),
             text.as_bytes(),
         )?;
     }
-    write_atomic(
+    crate::output::write(
         &a.out.join("stages.jsonl"),
         stage_lines(&run, &prepared)?.as_bytes(),
     )?;
@@ -390,6 +391,30 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         a.out.display()
     );
     Ok(())
+}
+
+/// Refuses, before anything is read or loaded, an --out folder whose result files would be an
+/// input, a link or not a regular file, and such a --journal.
+fn check_outputs(a: &RunArgs) -> anyhow::Result<()> {
+    let mut inputs = vec![
+        ("--examples", a.examples.as_path()),
+        ("--model", &a.model),
+        ("--encoder", &a.encoder),
+    ];
+    for (flag, p) in [("--wordnet", &a.wordnet), ("--cache", &a.cache)] {
+        if let Some(p) = p {
+            inputs.push((flag, p));
+        }
+    }
+    let files = [
+        "results.md",
+        "results.csv",
+        "results.svg",
+        "results.json",
+        "stages.jsonl",
+    ];
+    crate::output::folder("--out", &a.out, &files, &inputs)?;
+    crate::output::optional("--journal", a.journal.as_deref(), &inputs)
 }
 
 /// One JSON line per example: its ranked entries (doc ids, `#snippet` for a snippet entry),

@@ -2,7 +2,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use pgraphrag_eval::{ResultsTable, write_atomic};
+use pgraphrag_eval::ResultsTable;
 
 use crate::error::OrUsage;
 
@@ -22,6 +22,7 @@ pub struct Args {
 
 /// Reads the CSV and writes one panel per metric, one group of bars per mode, one bar per k.
 pub fn run(a: Args) -> anyhow::Result<()> {
+    crate::output::file("--out", &a.out, &[("--csv", &a.csv)])?;
     let text = std::fs::read_to_string(&a.csv)
         .with_context(|| {
             format!(
@@ -40,7 +41,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let table = ResultsTable::from_csv(title, &text)
         .with_context(|| a.csv.display().to_string())
         .or_usage()?;
-    write_atomic(&a.out, table.to_svg().as_bytes())?;
+    crate::output::write(&a.out, table.to_svg().as_bytes())?;
     eprintln!("wrote {}", a.out.display());
     Ok(())
 }

@@ -139,6 +139,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let mut tasks = args.task.clone();
     tasks.dedup();
+    check_outputs(&args, &tasks)?;
     if tasks.len() > 1 {
         std::fs::create_dir_all(&args.out).with_context(|| {
             format!(
@@ -175,18 +176,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let bar = Bar::new(args.quiet);
     if tasks.len() > 1 {
-        let stem = stem(&args);
-        let retriever = args
-            .retriever
-            .to_possible_value()
-            .map(|v| v.get_name().to_string())
-            .unwrap_or_default();
         let outs: Vec<(Task, PathBuf)> = tasks
             .iter()
-            .map(|&t| {
-                let name = ranking_file_name(&stem, t.notebook_name(), &retriever);
-                (t, args.out.join(name))
-            })
+            .map(|&t| (t, args.out.join(task_file(&args, t))))
             .collect();
         if let (RetrieverArg::Bm25, Source::Graph(graph)) = (args.retriever, &source) {
             // Tokenize every review once, then rank the tasks in parallel, each with its own
@@ -228,6 +220,39 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let task: Task = tasks[0];
     let records = rank_task(&args, &split, &source, recipe, task, popts, &bar)?;
     finish(records, &source.describe(), &args.out, t0)
+}
+
+/// The ranking file of `task` in the --out folder of a run over several tasks:
+/// `RANKING-<split file stem>_<task>_<retriever>.json`.
+fn task_file(args: &Args, task: Task) -> String {
+    let retriever = args
+        .retriever
+        .to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default();
+    ranking_file_name(&stem(args), task.notebook_name(), &retriever)
+}
+
+/// Refuses, before anything is read, an --out (or a ranking file in the --out folder) that is
+/// an input, a link or not a regular file.
+fn check_outputs(args: &Args, tasks: &[Task]) -> anyhow::Result<()> {
+    let mut inputs: Vec<crate::output::Input> = Vec::new();
+    if let Some(p) = &args.split {
+        inputs.push(("--split", p));
+    }
+    if let Some(p) = &args.embedding_cache {
+        inputs.push(("--embedding-cache", p));
+    }
+    if let Some(p) = &args.model {
+        inputs.push(("--model", p));
+    }
+    if tasks.len() > 1 {
+        let files: Vec<String> = tasks.iter().map(|&t| task_file(args, t)).collect();
+        let files: Vec<&str> = files.iter().map(String::as_str).collect();
+        crate::output::folder("--out", &args.out, &files, &inputs)
+    } else {
+        crate::output::file("--out", &args.out, &inputs)
+    }
 }
 
 /// Where the candidates come from: the split's in-memory graph, or a PostgreSQL store.

@@ -5,7 +5,7 @@
 //! The recipe (rows, candidate sets, prompts, retrieval, scoring, metrics) is
 //! `pgraphrag_recsys`; this module parses flags, opens files and renders progress and tables.
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{OrUsage, usage};
 use crate::progress::Bar;
+use crate::recsys_kragrec::Inputs;
 
 /// Arguments of `pgraphrag recsys`.
 #[derive(clap::Args)]
@@ -198,6 +199,8 @@ pub(crate) fn encoder(dir: &Path) -> anyhow::Result<(BertEncoder, String)> {
 }
 
 fn index(a: IndexArgs) -> anyhow::Result<()> {
+    let inputs = Inputs::dataset(&a.ml100k, None).with("--encoder", Some(&a.encoder));
+    crate::output::file("--out", &a.out, &inputs.list())?;
     let ml = Ml100k::load(&a.ml100k).or_usage()?;
     let kg = build_kg(&ml)?;
     let (enc, id) = encoder(&a.encoder)?;
@@ -236,6 +239,22 @@ pub(crate) struct RunConfig {
 }
 
 fn eval(a: EvalArgs) -> anyhow::Result<()> {
+    if a.adapter.is_none() && (a.ablation != "none" || a.lora.is_some()) {
+        bail!(usage(
+            "--ablation and --lora need --adapter (a trained K-RagRec encoder)"
+        ));
+    }
+    let inputs = Inputs::dataset(&a.ml100k, a.ml1m.as_deref())
+        .with("--encoder", Some(&a.encoder))
+        .with("--model", Some(&a.model))
+        .with("--adapter", a.adapter.as_deref())
+        .with("--lora", a.lora.as_deref())
+        .with("--cache", a.cache.as_deref());
+    let outputs = [
+        ("--out", Some(a.out.as_path())),
+        ("--retrieval-cache", a.retrieval_cache.as_deref()),
+    ];
+    crate::recsys_kragrec::check_outputs(inputs, &a.index, &outputs, a.results.as_deref())?;
     if let Some(adapter) = &a.adapter {
         // The candle forward pass: see `train_cmd::prepare_candle_process`.
         crate::train_cmd::prepare_candle_process();
@@ -268,11 +287,6 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
             results: a.results.as_deref(),
             quiet: a.quiet,
         });
-    }
-    if a.ablation != "none" || a.lora.is_some() {
-        bail!(usage(
-            "--ablation and --lora need --adapter (a trained K-RagRec encoder)"
-        ));
     }
     let style = PromptStyle::parse(a.style.as_deref().unwrap_or("paper")).or_usage()?;
     let wrap = Wrap::parse(&a.wrap).or_usage()?;
@@ -366,7 +380,7 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
         ..EvalConfig::default()
     };
     let rec = Recommender::over(&data, &retriever, &kaping, prompts);
-    let mut out = open_append(&a.out)?;
+    let mut out = crate::output::open_append("--out", &a.out)?;
     let t = Instant::now();
     let mut new_rows = Vec::new();
     let scored = evaluate(
@@ -427,11 +441,10 @@ pub(crate) fn report(
     let table = render(&summary, dataset, config, what);
     print!("{table}");
     if let Some(dir) = results {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        pgraphrag_eval::write_atomic(&dir.join("results.md"), table.as_bytes())?;
+        crate::output::write(&dir.join("results.md"), table.as_bytes())?;
         let json = serde_json::json!({ "config": config, "summary": summary });
         let json = serde_json::to_string_pretty(&json)? + "\n";
-        pgraphrag_eval::write_atomic(&dir.join("results.json"), json.as_bytes())?;
+        crate::output::write(&dir.join("results.json"), json.as_bytes())?;
     }
     Ok(())
 }
@@ -453,10 +466,10 @@ pub(crate) fn check_config(out: &Path, config: &RunConfig) -> anyhow::Result<()>
             )));
         }
     } else {
-        if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
-        }
-        std::fs::write(&path, serde_json::to_string_pretty(config)? + "\n")?;
+        crate::output::write(
+            &path,
+            (serde_json::to_string_pretty(config)? + "\n").as_bytes(),
+        )?;
     }
     Ok(())
 }
@@ -496,15 +509,6 @@ pub(crate) fn read_rows(path: &Path) -> anyhow::Result<(Vec<ScoredRow>, bool)> {
             .with_context(|| format!("cutting the torn last line off {}", path.display()))?;
     }
     Ok((rows, torn))
-}
-
-pub(crate) fn open_append(path: &Path) -> anyhow::Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .with_context(|| format!("opening {} for appending", path.display()))
-        .or_usage()
 }
 
 pub(crate) fn render(

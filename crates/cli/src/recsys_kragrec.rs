@@ -21,9 +21,7 @@ use pgraphrag_train::{
 
 use crate::error::{OrUsage, usage};
 use crate::progress::Bar;
-use crate::recsys_cmd::{
-    AggregationArg, DatasetArg, RunConfig, check_config, encoder, open_append, read_rows,
-};
+use crate::recsys_cmd::{AggregationArg, DatasetArg, RunConfig, check_config, encoder, read_rows};
 
 /// Triples recorded per row (as the KG-Text method's prompt gets).
 pub(crate) const MAX_TRIPLES: usize = 10;
@@ -49,6 +47,69 @@ pub(crate) struct DataArgs {
     /// Message passing when the index is built.
     #[arg(long, value_enum, default_value = "mean")]
     pub aggregation: AggregationArg,
+}
+
+/// The files a K-RagRec command reads or keeps, with their flags, for the output checks
+/// ([`crate::output`]) made before anything is loaded.
+#[derive(Clone, Default)]
+pub(crate) struct Inputs(Vec<(&'static str, PathBuf)>);
+
+impl Inputs {
+    /// The ML-100K files in `ml100k` and the ML-1M slice's files in `ml1m`.
+    pub(crate) fn dataset(ml100k: &Path, ml1m: Option<&Path>) -> Inputs {
+        let mut v: Vec<(&'static str, PathBuf)> = pgraphrag_recsys::ML100K_FILES
+            .iter()
+            .map(|f| ("--ml100k", ml100k.join(f)))
+            .collect();
+        if let Some(d) = ml1m {
+            for f in ["movies.dat", "test_filtered.csv", "movies_id_name.txt"] {
+                v.push(("--ml1m", d.join(f)));
+            }
+        }
+        Inputs(v)
+    }
+
+    /// These inputs and `path` of `flag`, when given.
+    pub(crate) fn with(mut self, flag: &'static str, path: Option<&Path>) -> Inputs {
+        if let Some(p) = path {
+            self.0.push((flag, p.to_path_buf()));
+        }
+        self
+    }
+
+    /// As [`crate::output::file`] takes them.
+    pub(crate) fn list(&self) -> Vec<crate::output::Input<'_>> {
+        self.0.iter().map(|(f, p)| (*f, p.as_path())).collect()
+    }
+}
+
+/// Checks, before anything is loaded, the outputs of `recsys eval` and `train kragrec`:
+/// `--index` (written when it is not a file yet) against the inputs, each of `outputs` (flag, path)
+/// against the inputs, the index and the other outputs, and the `--results` folder's files.
+pub(crate) fn check_outputs(
+    inputs: Inputs,
+    index: &Path,
+    outputs: &[(&'static str, Option<&Path>)],
+    results: Option<&Path>,
+) -> anyhow::Result<()> {
+    if !index.is_file() {
+        // Built and saved there; an existing index (through a link too) is only read.
+        crate::output::file("--index", index, &inputs.list())?;
+    }
+    let mut all = inputs.with("--index", Some(index));
+    for &(flag, path) in outputs {
+        all = all.with(flag, path);
+    }
+    if let Some(dir) = results {
+        let files = ["results.md", "results.json"];
+        crate::output::folder("--results", dir, &files, &all.list())?;
+    }
+    for &(flag, path) in outputs {
+        let Some(path) = path else { continue };
+        let others: Vec<_> = all.list().into_iter().filter(|(f, _)| *f != flag).collect();
+        crate::output::file(flag, path, &others)?;
+    }
+    Ok(())
 }
 
 /// Everything loaded for K-RagRec rows.
@@ -300,7 +361,7 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
         RetrievalCache::open(&cache_path(a.cache, a.out), &cache_key(&l, &retrieval)).or_usage()?;
     let knowledge = retrieve_rows(&retriever, &l.data, &l.data.rows, &mut cache, &bar)?;
     let feats = GraphFeatures::new(&l.kg.graph, &l.vectors, &l.enc, retrieval.ego_hops)?;
-    let mut out = open_append(a.out)?;
+    let mut out = crate::output::open_append("--out", a.out)?;
     let t = Instant::now();
     let mut all = earlier;
     let mut scored = 0usize;

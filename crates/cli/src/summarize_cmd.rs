@@ -94,6 +94,17 @@ struct Stats<'a> {
 
 /// Runs `pgraphrag summarize`.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let inputs = [
+        ("--input", args.input.as_path()),
+        ("--model", &args.model),
+        ("--store", &args.store),
+    ];
+    crate::output::optional("--export", args.export.as_deref(), &inputs)?;
+    let mut journal_inputs = inputs.to_vec();
+    if let Some(p) = &args.export {
+        journal_inputs.push(("--export", p));
+    }
+    crate::output::optional("--journal", args.journal.as_deref(), &journal_inputs)?;
     let Some(prompt) = SummaryPrompt::table2(args.task) else {
         return Err(usage(format!(
             "no summary prompt for {}; pick LaMP-1, 2, 2-old, 3, 4, 5, 6 or 7",
@@ -216,14 +227,10 @@ pub(crate) fn summary_budget(
     Ok(budget)
 }
 
-/// Opens (appending, creating) a journal file of finished work.
+/// Opens (appending, creating) the `--journal` file of finished work, after the refusals of
+/// [`crate::output::open_append`] (a link, a folder, a FIFO, a device).
 pub(crate) fn open_journal(path: &std::path::Path) -> anyhow::Result<std::fs::File> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .with_context(|| format!("opening the journal {}", path.display()))
-        .or_usage()
+    crate::output::open_append("--journal", path)
 }
 
 /// Maps the job's bad-input errors to usage errors (exit code 2).

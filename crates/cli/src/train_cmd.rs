@@ -238,6 +238,19 @@ pub(crate) fn prepare_candle_process() {
 }
 
 fn lora(a: LoraArgs) -> anyhow::Result<()> {
+    let mut inputs = vec![("--train", a.train.as_path()), ("--model", &a.model)];
+    if let Some(v) = &a.val {
+        inputs.push(("--val", v));
+    }
+    let with = |flag, p| {
+        inputs
+            .iter()
+            .copied()
+            .chain([(flag, p)])
+            .collect::<Vec<_>>()
+    };
+    crate::output::file("--out", &a.out, &with("--checkpoint", &a.run.checkpoint))?;
+    crate::output::file("--checkpoint", &a.run.checkpoint, &with("--out", &a.out))?;
     let config = LoraConfig {
         rank: a.rank,
         alpha: a.alpha,

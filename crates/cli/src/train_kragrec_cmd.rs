@@ -100,6 +100,17 @@ pub struct KragrecArgs {
 pub fn run(a: KragrecArgs) -> anyhow::Result<()> {
     let style = PromptStyle::parse(&a.style).or_usage()?;
     let ablation = Ablation::parse(&a.ablation).or_usage()?;
+    let d = &a.data;
+    let inputs = crate::recsys_kragrec::Inputs::dataset(&d.ml100k, d.ml1m.as_deref())
+        .with("--encoder", Some(&d.encoder))
+        .with("--model", Some(&a.model));
+    let outputs = [
+        ("--out", Some(a.out.as_path())),
+        ("--lora-out", a.lora_out.as_deref()),
+        ("--retrieval-cache", a.retrieval_cache.as_deref()),
+        ("--checkpoint", Some(a.run.checkpoint.as_path())),
+    ];
+    crate::recsys_kragrec::check_outputs(inputs, &d.index, &outputs, None)?;
     let bar = Bar::new(a.run.quiet);
     let mut l = load(&a.data, &bar)?;
     l.data.slice(a.start, a.rows);

@@ -535,6 +535,7 @@ fn status(a: StatusArgs) -> anyhow::Result<()> {
 }
 
 fn export(a: ExportArgs) -> anyhow::Result<()> {
+    crate::output::file("--out", &a.out, &[("--store", &a.store)])?;
     if !a.store.is_file() {
         return Err(usage(format!(
             "--store {}: no such file",

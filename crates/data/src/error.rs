@@ -6,6 +6,10 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// An output path was refused before anything was written (a link, a FIFO, a device, a
+    /// folder), or could not be examined.
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
     /// The file could not be read or written.
     #[error("cannot read or write {path} (check the path)")]
     Io {

@@ -14,7 +14,9 @@
 //!   [`write_rankings`] read and write whole files.
 //! * [`pgraphrag_split_path`]: where a released split lies in a shared data folder (the
 //!   caller names the folder; the library reads no environment variable).
-//! * [`write_atomic`]: whole-file-or-nothing writes (temporary file, fsync, rename).
+//! * [`output`]: the one output discipline: whole-file-or-nothing writes ([`write_atomic`]:
+//!   temporary file, fsync, rename), and the refusals before any write (links, FIFOs, devices,
+//!   folders, an output that is one of the inputs; [`OutputError`]).
 //! * [`lamp`]: LaMP's questions and outputs files (`read_questions`, `read_questions_for`,
 //!   `write_questions`, `read_outputs`, `write_outputs`).
 //! * [`recbole`]: RecBole's atomic files ([`AtomicFile`]: `ml-100k.inter`, `.item`, `.kg`,
@@ -38,18 +40,18 @@
 //! ```
 #![deny(missing_docs)]
 
-mod atomic;
 mod error;
 pub mod jsonl;
 pub mod lamp;
+pub mod output;
 mod paths;
 mod ranking;
 pub mod recbole;
 mod split;
 
-pub use atomic::write_atomic;
 pub use error::{Error, Result};
 pub use jsonl::JsonlError;
+pub use output::{OutputError, write_atomic};
 pub use paths::{DATASETS, pgraphrag_split_path};
 pub use pgraphrag_graph::ItemId;
 pub use ranking::{

@@ -78,16 +78,10 @@ pub fn vs_best_constant(
     seed: u32,
 ) -> Result<ConstantComparison> {
     let scorer = RatingScorer::default();
-    let mut constants = Vec::with_capacity(5);
+    let constants = constant_scores(golds)?;
     let mut per_constant = Vec::with_capacity(5);
     for rating in 1..=5u8 {
         let answers = vec![rating.to_string(); golds.len()];
-        let s = scorer.score(&answers, golds)?;
-        constants.push(ConstantScore {
-            rating,
-            mae: s[0],
-            rmse: s[1],
-        });
         per_constant.push(
             answers
                 .iter()
@@ -100,11 +94,8 @@ pub fn vs_best_constant(
                 .collect::<Result<Vec<f64>>>()?,
         );
     }
-    let best_i = (0..5)
-        .min_by(|&a, &b| constants[a].mae.total_cmp(&constants[b].mae))
-        .unwrap_or(0);
-    let best = constants[best_i];
-    let base = &per_constant[best_i];
+    let best = best_of(&constants);
+    let base = &per_constant[usize::from(best.rating - 1)];
     let cells = outputs
         .iter()
         .map(|c| {
@@ -129,6 +120,54 @@ pub fn vs_best_constant(
         best,
         cells,
     })
+}
+
+/// Every constant answer 1–5 scored on `golds` (MAE and RMSE with [`RatingScorer`]), in the
+/// order 1 … 5.
+///
+/// ```
+/// let golds = ["5".to_string(), "4".to_string()];
+/// let c = pgraphrag_eval::constant_scores(&golds).unwrap();
+/// assert_eq!(c.len(), 5);
+/// assert_eq!((c[4].rating, c[4].mae), (5, 0.5));
+/// ```
+pub fn constant_scores(golds: &[String]) -> Result<Vec<ConstantScore>> {
+    let scorer = RatingScorer::default();
+    (1..=5u8)
+        .map(|rating| {
+            let s = scorer.score(&vec![rating.to_string(); golds.len()], golds)?;
+            Ok(ConstantScore {
+                rating,
+                mae: s[0],
+                rmse: s[1],
+            })
+        })
+        .collect()
+}
+
+/// The constant with the lowest MAE on `golds` (the lower rating on a tie): what
+/// [`vs_best_constant`] compares against, and, chosen on a validation slice, the constant
+/// baseline of `pgraphrag baselines` ([`crate::baselines`]).
+///
+/// ```
+/// let golds: Vec<String> = ["5", "4", "4", "1"].iter().map(|s| s.to_string()).collect();
+/// assert_eq!(pgraphrag_eval::best_constant(&golds).unwrap().rating, 4);
+/// ```
+pub fn best_constant(golds: &[String]) -> Result<ConstantScore> {
+    Ok(best_of(&constant_scores(golds)?))
+}
+
+/// The lowest MAE of `constants` (1 … 5 in order), the first on a tie.
+fn best_of(constants: &[ConstantScore]) -> ConstantScore {
+    constants
+        .iter()
+        .copied()
+        .reduce(|best, c| if c.mae < best.mae { c } else { best })
+        .unwrap_or(ConstantScore {
+            rating: 5,
+            mae: f64::NAN,
+            rmse: f64::NAN,
+        })
 }
 
 impl ConstantComparison {

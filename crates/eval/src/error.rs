@@ -19,6 +19,10 @@ pub enum Error {
     /// version, or no permission).
     #[error(transparent)]
     Store(Box<pgraphrag_store::Error>),
+    /// An output path was refused before anything was written (a link, a FIFO, a device, a
+    /// folder; see [`pgraphrag_data::output`]).
+    #[error(transparent)]
+    Output(#[from] pgraphrag_data::OutputError),
     /// Reading or writing a file failed.
     #[error("cannot read or write {path}")]
     Io {

@@ -148,7 +148,7 @@ fn split_prompt(prompt: &Prompt) -> Option<(Option<String>, String, bool)> {
     }
 }
 
-/// Writes `records` as JSON lines to `path`, atomically (see [`crate::write_atomic`]).
+/// Writes `records` as JSON lines to `path`, atomically (see [`pgraphrag_data::write_atomic`]).
 ///
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();
@@ -166,5 +166,5 @@ pub fn write_prompt_records(path: &Path, records: &[PromptRecord]) -> Result<()>
         s.push_str(&serde_json::to_string(r).map_err(|e| Error::InvalidInput(e.to_string()))?);
         s.push('\n');
     }
-    crate::output::write_atomic(path, s.as_bytes())
+    crate::output::write_file(path, s.as_bytes())
 }

@@ -23,6 +23,9 @@
 //!   [`ResultsTable::to_svg`]; [`ResultsTable::from_csv`] reads a CSV back).
 //! * [`vs_best_constant`]: a rating grid against answering the same rating for every user,
 //!   paired over users with bootstrap intervals.
+//! * [`baselines`]: answers without an LLM (constants, the input's first words or sentence,
+//!   copies of the user's or a neighbour's earlier output, mean ratings) on the grids' rows,
+//!   scored per row and into the same [`ResultsTable`]; `pgraphrag baselines` runs them.
 //!
 //! * [`lamp`]: LaMP's prompts end to end (query, BM25 over `str.split()` with rank_bm25's tie
 //!   order, top-k, the token budget), inputs LaMP cannot prompt counted, not errors.
@@ -44,6 +47,7 @@
 //! metrics; see `docs/bench.md`.
 #![deny(missing_docs)]
 
+pub mod baselines;
 mod cache;
 pub mod cold_start;
 mod constant;
@@ -63,11 +67,14 @@ pub mod store;
 mod table;
 
 pub use cache::{CacheStats, CachedGenerator, GenerationCache};
-pub use constant::{CellVsConstant, ConstantComparison, ConstantScore, vs_best_constant};
+pub use constant::{
+    CellVsConstant, ConstantComparison, ConstantScore, best_constant, constant_scores,
+    vs_best_constant,
+};
 pub use error::{Error, Result};
 pub use export::{PromptRecord, answer_text, write_prompt_records};
 pub use grid::{Bench, ConfigOutputs, RunConfig, RunStats, UserOutput, Wrapper, pgraphrag_grid};
-pub use output::{RunName, python_json, read_output_file, write_atomic, write_output_file};
+pub use output::{RunName, python_json, read_output_file, write_output_file};
 pub use rank::{RankingSummary, rank_all, rank_all_from, ranking_file_name, skip_users};
 pub use recipe::Recipe;
 pub use table::{

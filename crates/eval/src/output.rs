@@ -71,32 +71,32 @@ pub fn python_json<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<Strin
     pgraphrag_text::py::json_dumps(value, &pgraphrag_text::py::DumpOptions::indent(4))
 }
 
-/// Writes `path` atomically, creating its folder if needed: a temporary file in the same
-/// folder, fsynced, then renamed over `path` (see [`pgraphrag_data::write_atomic`]).
+/// Writes `contents` to `path` through the one atomic writer
+/// ([`pgraphrag_data::output::write_atomic_with`]), creating its folder if needed.
+pub(crate) fn write_file(path: &Path, contents: &[u8]) -> Result<()> {
+    let options = pgraphrag_data::output::WriteOptions::default().create_dirs();
+    pgraphrag_data::output::write_atomic_with(path, options, |w| w.write_all(contents)).map_err(
+        |e| match e {
+            pgraphrag_data::Error::Io { path, source } => Error::Io { path, source },
+            pgraphrag_data::Error::Output(e) => Error::Output(e),
+            other => Error::InvalidInput(other.to_string()),
+        },
+    )
+}
+
+/// Writes one OUTPUT file, atomically (its folder created if needed).
 ///
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();
-/// let p = dir.path().join("sub/results.md");
-/// pgraphrag_eval::write_atomic(&p, b"# results\n").unwrap();
-/// assert_eq!(std::fs::read(&p).unwrap(), b"# results\n");
+/// use pgraphrag_eval::{read_output_file, write_output_file, UserOutput};
+/// let rows = vec![UserOutput { user_id: "u".into(), output: "ok".into() }];
+/// let p = dir.path().join("runs/OUTPUT-x.json");
+/// write_output_file(&p, &rows).unwrap();
+/// assert_eq!(read_output_file(&p).unwrap(), rows);
 /// ```
-pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    }
-    pgraphrag_data::write_atomic(path, |w| w.write_all(contents)).map_err(|e| match e {
-        pgraphrag_data::Error::Io { path, source } => Error::Io { path, source },
-        other => Error::InvalidInput(other.to_string()),
-    })
-}
-
-/// Writes one OUTPUT file.
 pub fn write_output_file(path: &Path, outputs: &[UserOutput]) -> Result<()> {
     let s = python_json(outputs).map_err(|e| Error::InvalidInput(e.to_string()))?;
-    write_atomic(path, s.as_bytes())
+    write_file(path, s.as_bytes())
 }
 
 /// Reads an OUTPUT file (ours or the released code's; a Llama output stored as the

@@ -1,6 +1,6 @@
 //! The index file: a small versioned little-endian binary (layout in `docs/kragrec.md`).
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
 use pgraphrag_graph::kg::KnowledgeGraph;
@@ -60,9 +60,11 @@ impl<R: Read> Hashing<R> {
 }
 
 impl HopVectors {
-    /// Writes the vectors to `path` (created or replaced): the header (magic, version, model
-    /// id, message passing, dimension, hops, entities, KG fingerprint), the `f32` matrices and
-    /// a checksum. `docs/kragrec.md` gives the layout.
+    /// Writes the vectors to `path` (created or replaced, atomically through
+    /// [`pgraphrag_data::write_atomic`]: an interrupted save leaves the old file or none, never
+    /// part of one; a link, a folder or a device at `path` is refused): the header (magic,
+    /// version, model id, message passing, dimension, hops, entities, KG fingerprint), the
+    /// `f32` matrices and a checksum. `docs/kragrec.md` gives the layout.
     ///
     /// ```
     /// # use pgraphrag_recsys::HopVectors;
@@ -74,11 +76,6 @@ impl HopVectors {
         let io = |source| Error::IndexIo {
             path: path.to_path_buf(),
             source,
-        };
-        let file = File::create(path).map_err(io)?;
-        let mut w = Hashed {
-            inner: BufWriter::new(file),
-            hash: Fnv::new(),
         };
         let (tag, seed) = match self.aggregation {
             Aggregation::Mean => (0u8, 0u64),
@@ -95,7 +92,11 @@ impl HopVectors {
         let dim = u32::try_from(self.dim).map_err(|_| too_big("the dimension"))?;
         let hops = u32::try_from(self.hops.len()).map_err(|_| too_big("the hop count"))?;
         let entities = u32::try_from(self.entities).map_err(|_| too_big("the entity count"))?;
-        (|| {
+        let write = |inner: &mut dyn Write| {
+            let mut w = Hashed {
+                inner,
+                hash: Fnv::new(),
+            };
             w.put(MAGIC)?;
             w.put(&INDEX_FORMAT_VERSION.to_le_bytes())?;
             w.put(&model_len.to_le_bytes())?;
@@ -117,8 +118,11 @@ impl HopVectors {
             let sum = w.hash.finish();
             w.inner.write_all(&sum.to_le_bytes())?;
             w.inner.flush()
-        })()
-        .map_err(io)
+        };
+        pgraphrag_data::write_atomic(path, write).map_err(|e| match e {
+            pgraphrag_data::Error::Io { source, .. } => io(source),
+            other => io(std::io::Error::other(other.to_string())),
+        })
     }
 
     /// Reads vectors written by [`HopVectors::save`] and checks that they fit: built with
