@@ -28,6 +28,7 @@ const EXAMPLES: [(&str, &str); 18] = [
     ("pgraphrag-examples", "own_generator"),
     ("pgraphrag-retrieval", "scale"),
     ("pgraphrag-retrieval", "live_bench"),
+    ("pgraphrag-serve", "serve_load"),
     ("pgraphrag-recsys", "kragrec_index"),
     ("pgraphrag-llm", "bench_llm"),
     ("pgraphrag-train", "bench_train"),
@@ -670,4 +671,37 @@ fn live_bench_compares_the_two_patterns() {
         .filter(|l| l.trim_start().starts_with(['1', '2']) && l.contains('x'))
         .collect();
     assert_eq!(rows.len(), 2, "{out}");
+}
+
+#[test]
+fn serve_load_answers_bm25_and_hybrid_over_http() {
+    let data = data_dir().join("pgraphrag");
+    let encoder = root().join("models").join("all-MiniLM-L6-v2");
+    let out = run(
+        "pgraphrag-serve",
+        "serve_load",
+        &[
+            "--data",
+            data.to_str().unwrap(),
+            // Hybrid embeds every review at start: few, to keep the test short.
+            "--reviews",
+            "300",
+            "--seconds",
+            "0.5",
+            "--connections",
+            "8",
+            "--writes-per-sec",
+            "50",
+            "--retrievers",
+            "bm25,hybrid",
+            "--encoder",
+            encoder.to_str().unwrap(),
+        ],
+        &[],
+    );
+    // One row per retriever; the example itself fails on any error or on a write not visible
+    // on the next read.
+    for r in ["| bm25 | closed | 8 |", "| hybrid | closed | 8 |"] {
+        assert!(out.contains(r), "{out}");
+    }
 }

@@ -13,9 +13,19 @@ use crate::error::usage;
 /// Serve personalized context and chat completions over HTTP (see docs/serve.md).
 #[derive(Debug, Parser)]
 pub struct Args {
-    /// Folder of the service's data (its SQLite document store); created if missing.
+    /// Folder of the service's data (its SQLite document store: the embedded mode, one
+    /// process); created if missing. Exclusive with --store.
     #[arg(long)]
-    pub data: PathBuf,
+    pub data: Option<PathBuf>,
+    /// Keep the documents in PostgreSQL instead (postgres://USER@HOST:PORT/DATABASE: one server,
+    /// or a coordinator with shard servers). Several `serve` processes on the same database and
+    /// --store-schema serve the same documents, each following the others' writes. Exclusive
+    /// with --data.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// The PostgreSQL schema of --store's tables (created if missing).
+    #[arg(long, default_value = "pgserve")]
+    pub store_schema: String,
     /// The key file: one `[tenants.NAME]` table with `keys = ["..."]` per tenant.
     #[arg(long)]
     pub keys: PathBuf,
@@ -59,9 +69,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .try_init();
     let keys = Keys::load(&args.keys).map_err(usage)?;
-    std::fs::create_dir_all(&args.data)
-        .with_context(|| format!("creating --data {}", args.data.display()))?;
-    let store = Store::open(&args.data)?;
+    let store = open_store(&args)?;
     let encoder = match &args.encoder {
         Some(dir) => {
             let e = pgraphrag_retrieval::dense::BertEncoder::load(dir)?;
@@ -97,7 +105,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ..Default::default()
     };
     let started = std::time::Instant::now();
-    let service = Service::new(keys, store, opts)?;
+    let service = match store {
+        Documents::Sqlite(store) => Service::new(keys, store, opts)?,
+        #[cfg(feature = "postgres")]
+        Documents::Postgres(store) => Service::new(keys, *store, opts)?,
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -120,6 +132,61 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("pgraphrag serve: stopped");
         anyhow::Ok(())
     })
+}
+
+/// Where the documents are kept.
+enum Documents {
+    Sqlite(Store),
+    #[cfg(feature = "postgres")]
+    Postgres(Box<pgraphrag_serve::postgres::PgDocuments>),
+}
+
+/// `--data DIR` or `--store postgres://...`: exactly one (a usage error, exit 2, otherwise).
+fn open_store(args: &Args) -> anyhow::Result<Documents> {
+    match (&args.data, &args.store) {
+        (Some(_), Some(_)) => Err(usage(
+            "--data and --store are exclusive: --data DIR keeps the documents in SQLite on this \
+             machine, --store postgres://... in PostgreSQL shared by several processes; pass one",
+        )),
+        (None, None) => Err(usage(
+            "pass --data DIR (the documents in SQLite on this machine) or --store \
+             postgres://USER@HOST:PORT/DATABASE (in PostgreSQL, shared by several processes)",
+        )),
+        (Some(dir), None) => {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating --data {}", dir.display()))?;
+            Ok(Documents::Sqlite(Store::open(dir)?))
+        }
+        (None, Some(url)) if !pgraphrag_store::is_postgres_url(url) => Err(usage(format!(
+            "--store {url:?}: expected a PostgreSQL URL, postgres://USER@HOST:PORT/DATABASE \
+             (for documents in a folder, use --data DIR)"
+        ))),
+        #[cfg(feature = "postgres")]
+        (None, Some(url)) => {
+            use pgraphrag_serve::postgres::{PgDocuments, PgError, PgOptions};
+            use pgraphrag_store::postgres::Error as StoreError;
+            let opts = PgOptions {
+                schema: args.store_schema.clone(),
+                ..Default::default()
+            };
+            match PgDocuments::open(url, opts) {
+                Ok(store) => Ok(Documents::Postgres(Box::new(store))),
+                Err(
+                    e @ (PgError::SchemaName { .. }
+                    | PgError::Open(StoreError::Url { .. } | StoreError::SchemaVersion { .. })),
+                ) => Err(usage(e)),
+                Err(e) => Err(anyhow::Error::new(e).context(format!(
+                    "opening --store {}",
+                    pgraphrag_store::postgres::redact(url)
+                ))),
+            }
+        }
+        #[cfg(not(feature = "postgres"))]
+        (None, Some(_)) => Err(usage(
+            "--store postgres://... needs the PostgreSQL backend: build pgraphrag-cli with \
+             --features postgres",
+        )),
+    }
 }
 
 /// Ctrl-C or SIGTERM.

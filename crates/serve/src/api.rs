@@ -5,6 +5,7 @@ use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 /// An error answer: an HTTP status and `{"error": {"code", "message"}}`.
 #[derive(Debug, Clone)]
@@ -40,9 +41,31 @@ impl ApiError {
     }
 }
 
+/// Every error's body: `{"error": {"code", "message"}}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// The error.
+    pub error: ErrorDetail,
+}
+
+/// What went wrong.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// A stable, machine-readable code (`bad_request`, `not_found`, `unauthorized`,
+    /// `too_large`, `rate_limited`, `store_unavailable`, `timeout`, ...).
+    pub code: String,
+    /// What was wrong and what to do, for people.
+    pub message: String,
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code.to_string(),
+                message: self.message,
+            },
+        };
         (self.status, axum::Json(body)).into_response()
     }
 }
@@ -62,6 +85,13 @@ impl From<crate::Error> for ApiError {
             crate::Error::NoBackend => {
                 ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "no_backend", e.to_string())
             }
+            // Nothing was written; the message says which server is down. Retrying is safe
+            // (every write is idempotent).
+            crate::Error::StoreUnavailable(_) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store_unavailable",
+                format!("{e}; the request may be retried once the server is back"),
+            ),
             crate::Error::Backend(_) => {
                 ApiError::new(StatusCode::BAD_GATEWAY, "backend", e.to_string())
             }
@@ -107,7 +137,7 @@ fn rejected(r: JsonRejection) -> ApiError {
 }
 
 /// `PUT /v1/users/{user}/documents/{doc}`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PutDocument {
     /// The body.
@@ -123,14 +153,14 @@ pub struct PutDocument {
 }
 
 /// A write's answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct WriteAnswer {
     /// The generation that holds the write.
     pub generation: u64,
 }
 
 /// `DELETE /v1/users/{user}`'s receipt.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct UserReceipt {
     /// The user.
     pub user: String,
@@ -149,7 +179,7 @@ pub struct UserReceipt {
 }
 
 /// A scope by name: `none`, `user`, `neighbor` (or `neighbour`), `both`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ScopeName {
     /// No retrieval.
@@ -165,7 +195,7 @@ pub enum ScopeName {
 }
 
 /// A retriever by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RetrieverName {
     /// BM25.
@@ -182,7 +212,7 @@ fn default_k() -> usize {
 }
 
 /// `POST /v1/context`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContextBody {
     /// The target user.
@@ -208,7 +238,7 @@ pub struct ContextBody {
 }
 
 /// The review a prompt is for.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Target {
     /// Its title.
@@ -218,7 +248,7 @@ pub struct Target {
 }
 
 /// One entry of a context.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct EntryOut {
     /// The author.
     pub user: String,
@@ -239,7 +269,7 @@ pub struct EntryOut {
 }
 
 /// `POST /v1/context`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ContextAnswer {
     /// The entries: the user side, then the neighbour side, each best first.
     pub entries: Vec<EntryOut>,
@@ -255,7 +285,7 @@ pub struct ContextAnswer {
 }
 
 /// A user's task summary in a context answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SummaryOut {
     /// The summary.
     pub text: String,

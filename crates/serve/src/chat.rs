@@ -173,7 +173,7 @@ impl<G: Generator + Send + Sync + 'static> ChatBackend for Local<G> {
 }
 
 /// The request body (OpenAI's; unknown fields are ignored, as OpenAI-compatible servers do).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub(crate) struct ChatBody {
     #[serde(default)]
     pub(crate) model: Option<String>,
@@ -190,14 +190,17 @@ pub(crate) struct ChatBody {
     pub(crate) pgraphrag: Option<ChatOptions>,
 }
 
-#[derive(Debug, Deserialize)]
+/// One message: `role` (system, developer, user, assistant) and `content` (a string or a
+/// list of `{"type": "text", "text"}` parts).
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 pub(crate) struct ChatMessage {
     pub(crate) role: String,
+    #[schema(value_type = Object)]
     pub(crate) content: Value,
 }
 
 /// `"pgraphrag": {...}` in a chat body (`extra_body` in the `openai` SDK).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ChatOptions {
     pub(crate) item: Option<String>,

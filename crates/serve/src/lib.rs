@@ -10,7 +10,9 @@
 //!
 //! Embedded mode keeps every document in one SQLite file ([`store::Store`]; a write is
 //! acknowledged once committed with `synchronous = FULL`) and rebuilds the indexes from it at
-//! start. The routes and their bodies are in `docs/serve.md`.
+//! start. With the feature `postgres`, `postgres::PgDocuments` keeps them in PostgreSQL (one
+//! server, or a coordinator with shard servers) instead, shared by several processes that
+//! follow each other's writes. The routes and their bodies are in `docs/serve.md`.
 //!
 //! ```
 //! use pgraphrag_serve::{Keys, Service, ServiceOptions, store::Store};
@@ -23,8 +25,14 @@
 
 pub mod api;
 mod chat;
+mod follow;
 mod keys;
 pub mod metrics;
+mod middleware;
+pub mod openapi;
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub mod postgres;
 mod routes;
 mod service;
 pub mod store;
@@ -53,6 +61,16 @@ pub enum Error {
     /// The store could not be opened, read or written.
     #[error("document store: {0}")]
     Store(String),
+    /// The store cannot be reached now (its database server, or the shard server holding the
+    /// data, is down): nothing was written; the same request may succeed once it is back.
+    /// The HTTP answer is 503 `store_unavailable`.
+    #[error("document store unavailable: {0}")]
+    StoreUnavailable(String),
+    /// The PostgreSQL document store refused a request (a bad URL or schema name, another
+    /// schema version, a failed statement).
+    #[cfg(feature = "postgres")]
+    #[error(transparent)]
+    Postgres(Box<crate::postgres::PgError>),
     /// The live index refused a write or a read.
     #[error(transparent)]
     Index(#[from] pgraphrag_retrieval::Error),

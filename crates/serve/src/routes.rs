@@ -1,10 +1,8 @@
 //! The routes of the HTTP contract and the middleware around them (keys, rate limit,
 //! metrics, body size, timeouts).
 
-use std::time::Instant;
-
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, MatchedPath, Path, Request, State};
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -18,11 +16,8 @@ use crate::api::{
     SummaryOut, UserReceipt, WriteAnswer,
 };
 use crate::chat::{self, ChatBody};
+use crate::middleware::{TenantName, announced_size, authenticate, measure};
 use crate::service::{Service, Tenant};
-
-/// The tenant a request's key belongs to (set by the key check).
-#[derive(Debug, Clone)]
-struct TenantName(String);
 
 /// The service's routes: the HTTP contract of `docs/serve.md`.
 pub fn router(service: Service) -> Router {
@@ -43,6 +38,7 @@ pub fn router(service: Service) -> Router {
     Router::new()
         .merge(api)
         .route("/healthz", get(healthz))
+        .route("/openapi.json", get(openapi))
         .route("/metrics", get(metrics))
         .fallback(|| async { ApiError::not_found("no such route; see docs/serve.md") })
         .layer(DefaultBodyLimit::max(max_body))
@@ -64,101 +60,6 @@ pub fn router(service: Service) -> Router {
             },
         ))
         .with_state(service)
-}
-
-/// A body announced (`Content-Length`) over `max` bytes is refused before it is read.
-async fn announced_size(req: Request, next: Next, max: usize) -> Response {
-    let announced = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    match announced {
-        Some(n) if n > max as u64 => ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "too_large",
-            format!("the body is {n} bytes; the server takes at most {max}"),
-        )
-        .into_response(),
-        _ => next.run(req).await,
-    }
-}
-
-/// Counts every answer by route and status, with its latency.
-async fn measure(State(s): State<Service>, req: Request, next: Next) -> Response {
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or("unmatched", |m| m.as_str())
-        .to_string();
-    let method = req.method().to_string();
-    let t = Instant::now();
-    let resp = next.run(req).await;
-    let (status, took) = (resp.status().as_u16(), t.elapsed());
-    s.metrics().record(&route, &method, status, took);
-    tracing::info!(
-        route = %route,
-        method = %method,
-        status,
-        micros = took.as_micros() as u64,
-        "request"
-    );
-    resp
-}
-
-/// `Authorization: Bearer KEY` -> the key's tenant (401 otherwise), then its rate limit.
-async fn authenticate(
-    State(s): State<Service>,
-    mut req: Request,
-    next: Next,
-) -> Result<Response, ApiError> {
-    let key = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "send `Authorization: Bearer KEY` with a key of the server's key file",
-            )
-        })?;
-    let tenant = s
-        .inner
-        .keys
-        .tenant(key)
-        .map(str::to_string)
-        .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "unknown key"))?;
-    if let Some(rate) = s.inner.opts.rate_per_key
-        && !take_token(&s, key, rate)
-    {
-        return Err(ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate_limited",
-            format!("more than {rate} requests per second with this key; slow down"),
-        ));
-    }
-    req.extensions_mut().insert(TenantName(tenant));
-    Ok(next.run(req).await)
-}
-
-/// A token bucket per key: `rate` tokens a second, at most one second's worth banked.
-fn take_token(s: &Service, key: &str, rate: f64) -> bool {
-    let Ok(mut buckets) = s.inner.buckets.lock() else {
-        return true;
-    };
-    let now = Instant::now();
-    let (tokens, last) = buckets.entry(key.to_string()).or_insert((rate, now));
-    *tokens = (*tokens + now.duration_since(*last).as_secs_f64() * rate).min(rate.max(1.0));
-    *last = now;
-    if *tokens >= 1.0 {
-        *tokens -= 1.0;
-        true
-    } else {
-        false
-    }
 }
 
 fn tenant<'a>(s: &'a Service, req_tenant: &TenantName) -> Result<&'a Tenant, ApiError> {
@@ -185,6 +86,19 @@ fn parse_time(t: Option<&str>) -> Result<Option<i64>, ApiError> {
     .transpose()
 }
 
+/// Creates or replaces a document (idempotent); visible on the very next read.
+#[utoipa::path(put, path = "/v1/users/{user}/documents/{doc}", tag = "documents",
+    params(("user" = String, Path, description = "The user"), ("doc" = String, Path, description = "The document id")),
+    request_body = PutDocument,
+    responses(
+        (status = 200, description = "Stored durably and published", body = WriteAnswer),
+        (status = 400, description = "Bad input: what was wrong", body = crate::api::ErrorBody),
+        (status = 401, description = "A missing or unknown key", body = crate::api::ErrorBody),
+        (status = 413, description = "A body over the limit", body = crate::api::ErrorBody),
+        (status = 429, description = "Over the key's rate", body = crate::api::ErrorBody),
+        (status = 503, description = "The store is unavailable or the request timed out; retry", body = crate::api::ErrorBody),
+    ),
+    security(("bearer" = [])))]
 async fn put_document(
     State(s): State<Service>,
     axum::Extension(t): axum::Extension<TenantName>,
@@ -212,6 +126,19 @@ async fn put_document(
     }))
 }
 
+/// Deletes one document.
+#[utoipa::path(delete, path = "/v1/users/{user}/documents/{doc}", tag = "documents",
+    params(("user" = String, Path, description = "The user"), ("doc" = String, Path, description = "The document id")),
+    responses(
+        (status = 200, description = "Deleted", body = WriteAnswer),
+        (status = 404, description = "No such document", body = crate::api::ErrorBody),
+        (status = 400, description = "Bad input: what was wrong", body = crate::api::ErrorBody),
+        (status = 401, description = "A missing or unknown key", body = crate::api::ErrorBody),
+        (status = 413, description = "A body over the limit", body = crate::api::ErrorBody),
+        (status = 429, description = "Over the key's rate", body = crate::api::ErrorBody),
+        (status = 503, description = "The store is unavailable or the request timed out; retry", body = crate::api::ErrorBody),
+    ),
+    security(("bearer" = [])))]
 async fn delete_document(
     State(s): State<Service>,
     axum::Extension(t): axum::Extension<TenantName>,
@@ -226,6 +153,19 @@ async fn delete_document(
     Ok(axum::Json(WriteAnswer { generation }))
 }
 
+/// Erases a user's documents and everything derived from them.
+#[utoipa::path(delete, path = "/v1/users/{user}", tag = "documents",
+    params(("user" = String, Path, description = "The user")),
+    responses(
+        (status = 200, description = "Erased: a receipt of counts", body = UserReceipt),
+        (status = 404, description = "No such user", body = crate::api::ErrorBody),
+        (status = 400, description = "Bad input: what was wrong", body = crate::api::ErrorBody),
+        (status = 401, description = "A missing or unknown key", body = crate::api::ErrorBody),
+        (status = 413, description = "A body over the limit", body = crate::api::ErrorBody),
+        (status = 429, description = "Over the key's rate", body = crate::api::ErrorBody),
+        (status = 503, description = "The store is unavailable or the request timed out; retry", body = crate::api::ErrorBody),
+    ),
+    security(("bearer" = [])))]
 async fn delete_user(
     State(s): State<Service>,
     axum::Extension(t): axum::Extension<TenantName>,
@@ -328,6 +268,19 @@ fn mode(scope: ScopeName) -> Mode {
     }
 }
 
+/// A target's personalized context (and the paper's prompt for a task).
+#[utoipa::path(post, path = "/v1/context", tag = "context",
+    request_body = ContextBody,
+    responses(
+        (status = 200, description = "The ranked context", body = ContextAnswer),
+        (status = 404, description = "An unknown user or item", body = crate::api::ErrorBody),
+        (status = 400, description = "Bad input: what was wrong", body = crate::api::ErrorBody),
+        (status = 401, description = "A missing or unknown key", body = crate::api::ErrorBody),
+        (status = 413, description = "A body over the limit", body = crate::api::ErrorBody),
+        (status = 429, description = "Over the key's rate", body = crate::api::ErrorBody),
+        (status = 503, description = "The store is unavailable or the request timed out; retry", body = crate::api::ErrorBody),
+    ),
+    security(("bearer" = [])))]
 async fn context(
     State(s): State<Service>,
     axum::Extension(t): axum::Extension<TenantName>,
@@ -374,6 +327,19 @@ async fn context(
     }))
 }
 
+/// OpenAI-compatible chat completions, personalized with the user's context.
+#[utoipa::path(post, path = "/v1/chat/completions", tag = "chat",
+    request_body = ChatBody,
+    responses(
+        (status = 200, description = "OpenAI's `chat.completion` (or, with `stream`, server-sent `chat.completion.chunk`s then `[DONE]`), with a `pgraphrag` field listing the documents used", body = Object),
+        (status = 502, description = "The generation backend failed", body = crate::api::ErrorBody),
+        (status = 400, description = "Bad input: what was wrong", body = crate::api::ErrorBody),
+        (status = 401, description = "A missing or unknown key", body = crate::api::ErrorBody),
+        (status = 413, description = "A body over the limit", body = crate::api::ErrorBody),
+        (status = 429, description = "Over the key's rate", body = crate::api::ErrorBody),
+        (status = 503, description = "The store is unavailable or the request timed out; retry", body = crate::api::ErrorBody),
+    ),
+    security(("bearer" = [])))]
 async fn chat_completions(
     State(s): State<Service>,
     axum::Extension(t): axum::Extension<TenantName>,
@@ -427,6 +393,9 @@ async fn chat_completions(
     }
 }
 
+/// Liveness and configuration.
+#[utoipa::path(get, path = "/healthz", tag = "operations",
+    responses((status = 200, description = "`{\"status\": \"ok\", ...}`", body = Object)))]
 async fn healthz(State(s): State<Service>) -> axum::Json<serde_json::Value> {
     axum::Json(serde_json::json!({
         "status": "ok",
@@ -436,6 +405,9 @@ async fn healthz(State(s): State<Service>) -> axum::Json<serde_json::Value> {
     }))
 }
 
+/// Prometheus metrics (text format).
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    responses((status = 200, description = "Requests, latency histograms, index sizes, queue depth", content_type = "text/plain")))]
 async fn metrics(State(s): State<Service>) -> Response {
     let tenants = s.inner.keys.tenants();
     let gauge = |f: &dyn Fn(&Tenant) -> f64| -> Vec<(String, f64)> {
@@ -473,4 +445,11 @@ async fn metrics(State(s): State<Service>) -> Response {
         "text/plain; version=0.0.4".parse().expect("a valid header"),
     );
     (headers, text).into_response()
+}
+
+/// This document.
+#[utoipa::path(get, path = "/openapi.json", tag = "operations",
+    responses((status = 200, description = "The OpenAPI 3.1 document of this service", body = Object)))]
+async fn openapi() -> axum::Json<utoipa::openapi::OpenApi> {
+    axum::Json(crate::openapi::document())
 }

@@ -143,6 +143,9 @@ impl Service {
             );
         }
         let mut batches: HashMap<String, Vec<Document>> = HashMap::new();
+        // A store shared with other processes: where its change log stands, read before the
+        // data (which then holds every change up to it); `None` for a store with one writer.
+        let cursor = store.cursor(keys.tenants())?;
         let loaded = store.load()?;
         for (tenant, doc) in loaded.documents {
             if tenants.contains_key(&tenant) {
@@ -211,7 +214,23 @@ impl Service {
                 for (tenant, user) in &stale {
                     q.dirty(tenant, user);
                 }
+                // Users without a summary (the process stopped before it was made, or
+                // summaries were off): made now, one at a time in the background.
+                for (name, t) in &inner.tenants {
+                    let snap = t.index.snapshot();
+                    let have = t.summaries.read().unwrap_or_else(|e| e.into_inner());
+                    for user in snap.users() {
+                        if !have.contains_key(user)
+                            && !stale.iter().any(|(n, u)| n == name && u == user)
+                        {
+                            q.dirty(name, user);
+                        }
+                    }
+                }
             }
+        }
+        if let Some(cursor) = cursor {
+            crate::follow::spawn(&inner, cursor)?;
         }
         Ok(Service { inner })
     }

@@ -13,6 +13,8 @@ use rusqlite::{Connection, params};
 
 use crate::{Error, Result};
 
+pub use crate::follow::{Change, Changes, Cursor, UserData};
+
 /// A user's stored task summary: its text and a fingerprint of the documents it was made
 /// from (so that a summary of documents that have changed since is known to be stale).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +78,43 @@ pub trait DocumentStore: Send + Sync + std::fmt::Debug {
     /// Applies `write` to `tenant`'s data; durable once it returns. Answers how many rows
     /// (documents, or the summary) it changed.
     fn apply(&self, tenant: &str, write: &Write) -> Result<usize>;
+
+    /// For a store that several processes write (each with its own indexes): where its
+    /// change log stands for `tenants`, read *before* [`DocumentStore::load`], so that the
+    /// data loaded after it holds every change up to it. A [`crate::Service`] on a store that
+    /// answers `Some` runs a follower that applies the other processes' changes (see
+    /// `docs/serve.md`). The default, `None`, says this store has one writer, this process:
+    /// nothing to follow, and the other provided methods are never called.
+    ///
+    /// ```
+    /// use pgraphrag_serve::store::{DocumentStore, Store};
+    /// let store = Store::in_memory().unwrap(); // one SQLite file, one process
+    /// assert_eq!(store.cursor(&["acme".to_string()]).unwrap(), None);
+    /// ```
+    fn cursor(&self, tenants: &[String]) -> Result<Option<Cursor>> {
+        let _ = tenants;
+        Ok(None)
+    }
+
+    /// The changes after `after` of its tenants, oldest first, at most `limit` (default:
+    /// none, one writer).
+    fn changes(&self, after: &Cursor, limit: usize) -> Result<Changes> {
+        let _ = (after, limit);
+        Ok(Changes::default())
+    }
+
+    /// One user's documents (in first-write order) and summary as stored now (default: picked
+    /// out of [`DocumentStore::load`]).
+    fn user_data(&self, tenant: &str, user: &str) -> Result<UserData> {
+        Ok(UserData::from_loaded(self.load()?, tenant, user))
+    }
+
+    /// Blocks until another process may have written, or a store-chosen poll interval passed
+    /// (default: one second). On an error it has waited too.
+    fn wait_for_changes(&self) -> Result<()> {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        Ok(())
+    }
 }
 
 const SCHEMA: Schema<'static> = Schema {
@@ -103,6 +142,11 @@ const SCHEMA: Schema<'static> = Schema {
               PRIMARY KEY (tenant, user)
           );",
 };
+
+const UPSERT: &str = "INSERT INTO documents (tenant, user, doc, item, title, text, rating, time) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+     ON CONFLICT (tenant, user, doc) DO UPDATE SET item = excluded.item, \
+     title = excluded.title, text = excluded.text, rating = excluded.rating, time = excluded.time";
 
 /// The embedded store: every tenant's documents and summaries in one SQLite file.
 #[derive(Debug)]
@@ -133,6 +177,34 @@ impl Store {
         Ok(Store {
             conn: Mutex::new(conn),
         })
+    }
+
+    /// Creates or replaces many documents of `tenant` in one transaction (a bulk load before
+    /// the service starts: one commit instead of one per document); how many.
+    ///
+    /// ```
+    /// use pgraphrag_retrieval::live::Document;
+    /// use pgraphrag_serve::store::{DocumentStore, Store};
+    /// let store = Store::in_memory().unwrap();
+    /// let docs: Vec<Document> = (0..3).map(|i| Document { user: "u".into(), id: i.to_string(),
+    ///     text: "Sturdy pan.".into(), ..Default::default() }).collect();
+    /// assert_eq!(store.import("acme", &docs).unwrap(), 3);
+    /// assert_eq!(store.load().unwrap().documents.len(), 3);
+    /// ```
+    pub fn import(&self, tenant: &str, docs: &[Document]) -> Result<usize> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction().map_err(db)?;
+        {
+            let mut st = tx.prepare(UPSERT).map_err(db)?;
+            for d in docs {
+                st.execute(params![
+                    tenant, d.user, d.id, d.item, d.title, d.text, d.rating, d.time
+                ])
+                .map_err(db)?;
+            }
+        }
+        tx.commit().map_err(db)?;
+        Ok(docs.len())
     }
 
     fn conn(&self) -> Result<std::sync::MutexGuard<'_, Connection>> {
@@ -196,11 +268,7 @@ impl DocumentStore for Store {
         let mut conn = self.conn()?;
         match write {
             Write::Upsert(d) => conn.execute(
-                "INSERT INTO documents (tenant, user, doc, item, title, text, rating, time) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
-                 ON CONFLICT (tenant, user, doc) DO UPDATE SET item = excluded.item, \
-                 title = excluded.title, text = excluded.text, rating = excluded.rating, \
-                 time = excluded.time",
+                UPSERT,
                 params![
                     tenant, d.user, d.id, d.item, d.title, d.text, d.rating, d.time
                 ],

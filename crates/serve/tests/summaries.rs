@@ -109,7 +109,7 @@ fn summaries_follow_the_users_documents() {
 }
 
 #[test]
-fn a_stale_summary_is_not_served_and_is_made_again() {
+fn a_stale_or_missing_summary_is_made_at_start() {
     let dir = tempfile::tempdir().unwrap();
     {
         let s = start(Store::open(dir.path()).unwrap(), opts());
@@ -125,6 +125,8 @@ fn a_stale_summary_is_not_served_and_is_made_again() {
         let s = start(Store::open(dir.path()).unwrap(), no_summaries);
         review(&s, "ann", "2", "Dry skin after a week");
         assert_eq!(context_of(&s, "ann")["summary"]["text"], "1 reviews");
+        // A user who never had a summary.
+        review(&s, "bob", "1", "Nice box");
     }
     let s = start(Store::open(dir.path()).unwrap(), opts());
     let v = context_of(&s, "ann");
@@ -133,6 +135,7 @@ fn a_stale_summary_is_not_served_and_is_made_again() {
         "{v}"
     );
     wait_for_summary(&s, "ann", "2 reviews");
+    wait_for_summary(&s, "bob", "1 reviews");
 }
 
 #[test]

@@ -48,7 +48,8 @@ pub use artifacts::{ArtifactSchema, ArtifactTable};
 pub use load::{LoadOptions, LoadSummary, parse_review_line};
 pub use profiles::PgProfiles;
 pub use schema::{
-    DatasetInfo, Layout, SCHEMA_VERSION, Shard, dataset_schema, validate_dataset_name,
+    DatasetInfo, Layout, PartitionedTable, SCHEMA_VERSION, Shard, dataset_schema, ensure_component,
+    first_unanswering, layout, validate_dataset_name,
 };
 
 use std::path::PathBuf;
@@ -236,16 +237,31 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-/// Parses `url` into a driver configuration.
-pub(crate) fn config(url: &str) -> Result<::postgres::Config> {
+/// Parses `url` into a driver configuration; a malformed URL is [`Error::Url`] (password
+/// removed from the message).
+///
+/// ```
+/// use pgraphrag_store::postgres::config;
+/// assert_eq!(config("postgres://u@127.0.0.1:55432/db").unwrap().get_dbname(), Some("db"));
+/// assert!(config("postgres://u@h:notaport/db").unwrap_err().to_string().contains("postgres://USER@HOST:PORT/DATABASE"));
+/// ```
+pub fn config(url: &str) -> Result<::postgres::Config> {
     url.parse::<::postgres::Config>().map_err(|e| Error::Url {
         url: redact(url),
         message: e.to_string(),
     })
 }
 
-/// Connects to `cfg` (no TLS: loopback and private networks; put TLS in front otherwise).
-pub(crate) fn connect_config(cfg: &::postgres::Config, url: &str) -> Result<::postgres::Client> {
+/// Connects to `cfg` (no TLS: loopback and private networks; put TLS in front otherwise); a
+/// failure is [`Error::Connect`] naming `url` (password removed) and what to check.
+///
+/// ```no_run
+/// use pgraphrag_store::postgres::{config, connect_config};
+/// let url = "postgres://postgres@127.0.0.1:55432/pgraphrag";
+/// let mut client = connect_config(&config(url).unwrap(), url).unwrap();
+/// client.batch_execute("SELECT 1").unwrap();
+/// ```
+pub fn connect_config(cfg: &::postgres::Config, url: &str) -> Result<::postgres::Client> {
     cfg.connect(::postgres::NoTls)
         .map_err(|source| Error::Connect {
             url: redact(url),
@@ -254,11 +270,48 @@ pub(crate) fn connect_config(cfg: &::postgres::Config, url: &str) -> Result<::po
 }
 
 /// The driver's error in one line: the server's message for an error the server sent.
-pub(crate) fn driver_message(e: &::postgres::Error) -> String {
+///
+/// ```no_run
+/// use pgraphrag_store::postgres::{config, connect_config, driver_message};
+/// let url = "postgres://postgres@127.0.0.1:55432/pgraphrag";
+/// let mut client = connect_config(&config(url).unwrap(), url).unwrap();
+/// let e = client.batch_execute("SELECT * FROM no_such_table").unwrap_err();
+/// assert_eq!(driver_message(&e), "relation \"no_such_table\" does not exist");
+/// ```
+pub fn driver_message(e: &::postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => db.message().to_string(),
         None => e.to_string(),
     }
+}
+
+/// Whether a server on the way answered with a lost or refused connection: SQLSTATE class 08
+/// (connection exception, which `postgres_fdw` reports when it cannot reach a shard server or
+/// its connection to one breaks) or 57P (the server, or a shard relaying it, shutting down or
+/// not yet accepting connections). Errors without a SQLSTATE are this client's own connection:
+/// see [`connection_lost`].
+///
+/// ```no_run
+/// # let e: postgres::Error = todo!();
+/// if pgraphrag_store::postgres::server_lost(&e) { /* a shard or the server is down: retry later */ }
+/// ```
+pub fn server_lost(e: &::postgres::Error) -> bool {
+    e.code()
+        .is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"))
+}
+
+/// Whether `e` means the database cannot be reached now, rather than that the statement was
+/// wrong: this client's connection is closed or broke (an I/O error), or [`server_lost`].
+/// Such a statement may succeed when retried once the server is back.
+///
+/// ```no_run
+/// # let e: postgres::Error = todo!();
+/// if pgraphrag_store::postgres::connection_lost(&e) { /* reconnect, then retry */ }
+/// ```
+pub fn connection_lost(e: &::postgres::Error) -> bool {
+    e.is_closed()
+        || server_lost(e)
+        || std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
 }
 
 /// A query error saying what was being done.

@@ -299,15 +299,14 @@ impl PgProfiles {
     }
 }
 
-/// The text key an item is partitioned by (its JSON type is a separate column).
 /// Whether the coordinator answered with a connection failure (SQLSTATE class 08, which
 /// `postgres_fdw` reports when a shard's connection breaks) or a shutdown relayed from a shard
 /// (class 57P). An error without a code is this client's own connection.
 fn lost_shard_connection(e: &::postgres::Error) -> bool {
-    e.code()
-        .is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"))
+    super::server_lost(e)
 }
 
+/// The text key an item is partitioned by (its JSON type is a separate column).
 fn key_of(item: &ItemId) -> String {
     match item {
         ItemId::Int(i) => i.to_string(),

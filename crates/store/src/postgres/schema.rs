@@ -101,8 +101,16 @@ pub(crate) fn ensure_version(client: &mut Client, url: &str) -> Result<()> {
 }
 
 /// Records `component`'s schema `version` in `public.pgraphrag_schema` (created if missing),
-/// or checks it: another version is [`Error::SchemaVersion`].
-pub(crate) fn ensure_component(
+/// or checks it: another version is [`Error::SchemaVersion`] (naming `url` and the component).
+/// Concurrent first calls on one database are serialised.
+///
+/// ```no_run
+/// use pgraphrag_store::postgres::{config, connect_config, ensure_component};
+/// let url = "postgres://postgres@127.0.0.1:55432/pgraphrag";
+/// let mut client = connect_config(&config(url).unwrap(), url).unwrap();
+/// ensure_component(&mut client, url, "notes", 1).unwrap();
+/// ```
+pub fn ensure_component(
     client: &mut Client,
     url: &str,
     component: &str,
@@ -142,8 +150,17 @@ pub(crate) fn ensure_component(
     Ok(())
 }
 
-/// The layout of this database: sharded when `pgraphrag_shard*` foreign servers exist.
-pub(crate) fn layout(client: &mut Client) -> Result<Layout> {
+/// The layout of the database `client` is connected to: [`Layout::Sharded`] when
+/// `postgres_fdw` foreign servers named `pgraphrag_shard*` exist (what `scripts/cluster.sh`
+/// sets up on its coordinator), their options read; [`Layout::Single`] otherwise.
+///
+/// ```no_run
+/// use pgraphrag_store::postgres::{config, connect_config, layout};
+/// let url = "postgres://postgres@127.0.0.1:55432/pgraphrag";
+/// let mut client = connect_config(&config(url).unwrap(), url).unwrap();
+/// println!("{:?}", layout(&mut client).unwrap());
+/// ```
+pub fn layout(client: &mut Client) -> Result<Layout> {
     let rows = client
         .query(
             "SELECT srvname::text, coalesce(srvoptions, '{}')::text[] FROM pg_foreign_server \
@@ -182,32 +199,152 @@ pub(crate) fn layout(client: &mut Client) -> Result<Layout> {
     Ok(Layout::Sharded(shards))
 }
 
+impl Shard {
+    /// Opens a connection straight to this shard server with the user and password of the
+    /// coordinator's configuration `coordinator` (to create or drop the tables behind its
+    /// foreign partitions). A failure is [`Error::Shard`] naming the server.
+    ///
+    /// ```no_run
+    /// use pgraphrag_store::postgres::{Layout, PgStore, config};
+    /// let url = "postgres://postgres@127.0.0.1:55432/pgraphrag";
+    /// if let Layout::Sharded(shards) = PgStore::connect(url).unwrap().layout().unwrap() {
+    ///     let mut c = shards[0].connect(&config(url).unwrap()).unwrap();
+    ///     c.batch_execute("SELECT 1").unwrap();
+    /// }
+    /// ```
+    pub fn connect(&self, coordinator: &::postgres::Config) -> Result<Client> {
+        let mut cfg = ::postgres::Config::new();
+        if let Some(user) = coordinator.get_user() {
+            cfg.user(user);
+        }
+        if let Some(password) = coordinator.get_password() {
+            cfg.password(password);
+        }
+        cfg.host(&self.host).port(self.port).dbname(&self.dbname);
+        let url = format!(
+            "postgres://{}@{}:{}/{}",
+            cfg.get_user().unwrap_or(""),
+            self.host,
+            self.port,
+            self.dbname
+        );
+        connect_config(&cfg, &url).map_err(|e| Error::Shard {
+            server: self.server.clone(),
+            message: e.to_string(),
+        })
+    }
+}
+
 /// Opens a connection to `shard` with the coordinator's user and password.
 fn connect_shard(store: &PgStore, shard: &Shard) -> Result<Client> {
-    let mut cfg = ::postgres::Config::new();
-    if let Some(user) = store.config.get_user() {
-        cfg.user(user);
-    }
-    if let Some(password) = store.config.get_password() {
-        cfg.password(password);
-    }
-    cfg.host(&shard.host).port(shard.port).dbname(&shard.dbname);
-    let url = format!(
-        "postgres://{}@{}:{}/{}",
-        cfg.get_user().unwrap_or(""),
-        shard.host,
-        shard.port,
-        shard.dbname
-    );
-    connect_config(&cfg, &url).map_err(|e| Error::Shard {
-        server: shard.server.clone(),
-        message: e.to_string(),
-    })
+    shard.connect(&store.config)
 }
 
 /// The partition table name.
 pub(crate) fn partition_name(table: &str, p: usize) -> String {
     format!("{table}_p{p}")
+}
+
+/// A table hash-partitioned into `partitions` partitions: local tables on a single server, or
+/// on a coordinator plain tables (with the primary key) on shard server `p mod N` and foreign
+/// partitions pointing at them (the parent then has no primary key: PostgreSQL refuses a
+/// unique index over foreign partitions). The profile store's review tables and
+/// `pgraphrag-serve`'s documents are laid out this way.
+///
+/// ```
+/// use pgraphrag_store::postgres::{Layout, PartitionedTable};
+/// let t = PartitionedTable {
+///     schema: "notes", table: "docs", columns: "owner text NOT NULL, body text",
+///     primary_key: "owner, body", partition_key: "owner", partitions: 4,
+/// };
+/// assert_eq!(t.partition(3), "notes.docs_p3");
+/// assert!(t.coordinator_ddl(&Layout::Single).contains("PARTITION BY HASH (owner)"));
+/// assert!(t.shard_ddl(1, 2).contains("notes.docs_p3"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionedTable<'a> {
+    /// The PostgreSQL schema holding it (the same name on every shard).
+    pub schema: &'a str,
+    /// The parent table's name; partition `p` is `{table}_p{p}`.
+    pub table: &'a str,
+    /// The column definitions, as in `CREATE TABLE t (...)`.
+    pub columns: &'a str,
+    /// The primary key's columns (the partition key's columns among them).
+    pub primary_key: &'a str,
+    /// The hash partition key's columns.
+    pub partition_key: &'a str,
+    /// How many partitions.
+    pub partitions: usize,
+}
+
+impl PartitionedTable<'_> {
+    /// Partition `p`, schema-qualified.
+    pub fn partition(&self, p: usize) -> String {
+        format!("{}.{}", self.schema, partition_name(self.table, p))
+    }
+
+    /// The foreign server holding partition `p` (`local` on a single server).
+    pub fn server<'l>(&self, layout: &'l Layout, p: usize) -> &'l str {
+        match layout {
+            Layout::Single => "local",
+            Layout::Sharded(shards) if !shards.is_empty() => &shards[p % shards.len()].server,
+            Layout::Sharded(_) => "local",
+        }
+    }
+
+    /// The statements creating the parent and its partitions on this server (a single
+    /// server, or the coordinator's foreign partitions). The schema must exist.
+    pub fn coordinator_ddl(&self, layout: &Layout) -> String {
+        let (s, table, cols, n) = (self.schema, self.table, self.columns, self.partitions);
+        let (pk, key) = (self.primary_key, self.partition_key);
+        let mut ddl = String::new();
+        match layout {
+            Layout::Sharded(shards) if !shards.is_empty() => {
+                ddl.push_str(&format!(
+                    "CREATE TABLE {s}.{table} ({cols}) PARTITION BY HASH ({key});\n"
+                ));
+                for p in 0..n {
+                    let part = partition_name(table, p);
+                    let server = &shards[p % shards.len()].server;
+                    ddl.push_str(&format!(
+                        "CREATE FOREIGN TABLE {s}.{part} PARTITION OF {s}.{table} \
+                         FOR VALUES WITH (MODULUS {n}, REMAINDER {p}) \
+                         SERVER {server} OPTIONS (schema_name '{s}', table_name '{part}');\n"
+                    ));
+                }
+            }
+            _ => {
+                ddl.push_str(&format!(
+                    "CREATE TABLE {s}.{table} ({cols}, PRIMARY KEY ({pk})) \
+                     PARTITION BY HASH ({key});\n"
+                ));
+                for p in 0..n {
+                    ddl.push_str(&format!(
+                        "CREATE TABLE {s}.{} PARTITION OF {s}.{table} \
+                         FOR VALUES WITH (MODULUS {n}, REMAINDER {p});\n",
+                        partition_name(table, p)
+                    ));
+                }
+            }
+        }
+        ddl
+    }
+
+    /// The statements creating, on shard `k` of `shards`, the plain tables behind its
+    /// partitions (`IF NOT EXISTS`: a rerun after a failed setup is harmless). The schema must
+    /// exist there.
+    pub fn shard_ddl(&self, k: usize, shards: usize) -> String {
+        let mut ddl = String::new();
+        for p in (k..self.partitions).step_by(shards.max(1)) {
+            ddl.push_str(&format!(
+                "CREATE TABLE IF NOT EXISTS {} ({}, PRIMARY KEY ({}));\n",
+                self.partition(p),
+                self.columns,
+                self.primary_key
+            ));
+        }
+        ddl
+    }
 }
 
 /// Whether the dataset's schema exists (its `meta` table).
@@ -237,56 +374,36 @@ pub(crate) fn create(store: &mut PgStore, dataset: &str, partitions: usize) -> R
            title text, body text, rating double precision, pid text NOT NULL, \
            pid_is_int boolean NOT NULL);\n"
     );
-    match &layout {
-        Layout::Single => {
-            for (table, key) in REVIEW_TABLES {
-                ddl.push_str(&format!(
-                    "CREATE TABLE {s}.{table} ({REVIEW_COLUMNS}, PRIMARY KEY ({key}, slot)) \
-                     PARTITION BY HASH ({key});\n"
-                ));
-                for p in 0..partitions {
-                    ddl.push_str(&format!(
-                        "CREATE TABLE {s}.{} PARTITION OF {s}.{table} \
-                         FOR VALUES WITH (MODULUS {partitions}, REMAINDER {p});\n",
-                        partition_name(table, p)
-                    ));
-                }
+    let primary_keys = REVIEW_TABLES.map(|(_, key)| format!("{key}, slot"));
+    let tables: Vec<PartitionedTable<'_>> = REVIEW_TABLES
+        .iter()
+        .zip(&primary_keys)
+        .map(|(&(table, key), pk)| PartitionedTable {
+            schema: &s,
+            table,
+            columns: REVIEW_COLUMNS,
+            primary_key: pk,
+            partition_key: key,
+            partitions,
+        })
+        .collect();
+    if let Layout::Sharded(shards) = &layout {
+        // The shard tables hold the keys; the coordinator's parents have no unique index
+        // (PostgreSQL refuses foreign partitions under one).
+        for (k, shard) in shards.iter().enumerate() {
+            let mut remote = format!("DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s};\n");
+            for t in &tables {
+                remote.push_str(&t.shard_ddl(k, shards.len()));
             }
+            let mut c = connect_shard(store, shard)?;
+            c.batch_execute(&remote).map_err(|e| Error::Shard {
+                server: shard.server.clone(),
+                message: format!("creating the partitions of {dataset:?}: {e}"),
+            })?;
         }
-        Layout::Sharded(shards) => {
-            // The shard tables hold the keys; the coordinator's parents have no unique index
-            // (PostgreSQL refuses foreign partitions under one).
-            for (k, shard) in shards.iter().enumerate() {
-                let mut remote = format!("DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s};\n");
-                for (table, key) in REVIEW_TABLES {
-                    for p in (k..partitions).step_by(shards.len()) {
-                        remote.push_str(&format!(
-                            "CREATE TABLE {s}.{} ({REVIEW_COLUMNS}, PRIMARY KEY ({key}, slot));\n",
-                            partition_name(table, p)
-                        ));
-                    }
-                }
-                let mut c = connect_shard(store, shard)?;
-                c.batch_execute(&remote).map_err(|e| Error::Shard {
-                    server: shard.server.clone(),
-                    message: format!("creating the partitions of {dataset:?}: {e}"),
-                })?;
-            }
-            for (table, key) in REVIEW_TABLES {
-                ddl.push_str(&format!(
-                    "CREATE TABLE {s}.{table} ({REVIEW_COLUMNS}) PARTITION BY HASH ({key});\n"
-                ));
-                for p in 0..partitions {
-                    let part = partition_name(table, p);
-                    let server = &shards[p % shards.len()].server;
-                    ddl.push_str(&format!(
-                        "CREATE FOREIGN TABLE {s}.{part} PARTITION OF {s}.{table} \
-                         FOR VALUES WITH (MODULUS {partitions}, REMAINDER {p}) \
-                         SERVER {server} OPTIONS (schema_name '{s}', table_name '{part}');\n"
-                    ));
-                }
-            }
-        }
+    }
+    for t in &tables {
+        ddl.push_str(&t.coordinator_ddl(&layout));
     }
     store
         .client
@@ -415,18 +532,35 @@ pub(crate) fn check_partitions(client: &mut Client, info: &DatasetInfo) -> Resul
 pub(crate) fn unanswering_shard(client: &mut Client, info: &DatasetInfo) -> Option<String> {
     let s = dataset_schema(&info.name);
     let (table, _) = REVIEW_TABLES[0];
-    info.servers
+    let probes: Vec<(String, String)> = info
+        .servers
         .iter()
         .take(info.partitions)
         .enumerate()
-        .find_map(|(k, server)| {
-            let part = format!("{s}.{}", partition_name(table, k));
-            let e = client
-                .query(&format!("SELECT 1 FROM {part} LIMIT 1"), &[])
-                .err()?;
-            Some(format!(
-                "shard server {server} does not answer ({}); start it, then retry",
-                driver_message(&e)
-            ))
-        })
+        .map(|(k, server)| (format!("{s}.{}", partition_name(table, k)), server.clone()))
+        .collect();
+    first_unanswering(client, &probes)
+}
+
+/// Reads one row of each `(partition, server)` through `client` (a coordinator): for the
+/// first that fails, `shard server SERVER does not answer (WHY); start it, then retry`; `None`
+/// when every one answers. Probe one partition per shard server to find which one is down.
+///
+/// ```no_run
+/// use pgraphrag_store::postgres::{config, connect_config, first_unanswering};
+/// let url = "postgres://postgres@127.0.0.1:55432/pgraphrag";
+/// let mut client = connect_config(&config(url).unwrap(), url).unwrap();
+/// let probes = [("pgraphrag_x.reviews_by_user_p0".to_string(), "pgraphrag_shard0".to_string())];
+/// if let Some(down) = first_unanswering(&mut client, &probes) { eprintln!("{down}") }
+/// ```
+pub fn first_unanswering(client: &mut Client, probes: &[(String, String)]) -> Option<String> {
+    probes.iter().find_map(|(part, server)| {
+        let e = client
+            .query(&format!("SELECT 1 FROM {part} LIMIT 1"), &[])
+            .err()?;
+        Some(format!(
+            "shard server {server} does not answer ({}); start it, then retry",
+            driver_message(&e)
+        ))
+    })
 }
