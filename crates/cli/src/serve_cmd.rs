@@ -58,6 +58,12 @@ pub struct Args {
     /// Make no background summaries.
     #[arg(long)]
     pub no_summaries: bool,
+    /// Make the background summaries on a JetStream work queue shared by every `serve` process
+    /// of --store (NATS servers, comma-separated, as `pgraphrag worker --nats`): the process
+    /// that took a write submits a unit, and any process with --model or --openai-url makes and
+    /// stores the summary. Needs --store postgres://...
+    #[arg(long, value_name = "NATS_URLS")]
+    pub queue: Option<String>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -69,6 +75,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .try_init();
     let keys = Keys::load(&args.keys).map_err(usage)?;
+    #[cfg(feature = "jetstream")]
+    let summary_queue = summary_queue(&args)?;
+    #[cfg(not(feature = "jetstream"))]
+    summary_queue(&args)?;
     let store = open_store(&args)?;
     let encoder = match &args.encoder {
         Some(dir) => {
@@ -102,6 +112,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             task: args.summary_task,
             ..Default::default()
         }),
+        #[cfg(feature = "jetstream")]
+        summary_queue,
         ..Default::default()
     };
     let started = std::time::Instant::now();
@@ -132,6 +144,51 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("pgraphrag serve: stopped");
         anyhow::Ok(())
     })
+}
+
+/// `--queue`: the summaries' work queue, refused (exit 2) without `--store postgres://...` (an
+/// embedded SQLite store cannot be shared), with `--no-summaries`, or with a server list that
+/// is not one.
+#[cfg(feature = "jetstream")]
+fn summary_queue(args: &Args) -> anyhow::Result<Option<pgraphrag_serve::SummaryQueue>> {
+    let Some(urls) = &args.queue else {
+        return Ok(None);
+    };
+    check_queue_flags(args)?;
+    pgraphrag_store::queue::parse_servers(urls).map_err(usage)?;
+    Ok(Some(pgraphrag_serve::SummaryQueue::new(urls)))
+}
+
+/// Without the feature `jetstream`, `--queue` is refused (exit 2).
+#[cfg(not(feature = "jetstream"))]
+fn summary_queue(args: &Args) -> anyhow::Result<()> {
+    if args.queue.is_some() {
+        check_queue_flags(args)?;
+        return Err(usage(
+            "--queue needs the JetStream work queues: build pgraphrag-cli with --features jetstream",
+        ));
+    }
+    Ok(())
+}
+
+fn check_queue_flags(args: &Args) -> anyhow::Result<()> {
+    let shared = args
+        .store
+        .as_deref()
+        .is_some_and(pgraphrag_store::is_postgres_url);
+    if !shared {
+        return Err(usage(
+            "--queue needs --store postgres://USER@HOST:PORT/DATABASE: the summaries' work queue \
+             is shared by the serve processes of one PostgreSQL store, and an embedded SQLite \
+             store (--data) cannot be shared",
+        ));
+    }
+    if args.no_summaries {
+        return Err(usage(
+            "--queue and --no-summaries are exclusive: the queue carries the summaries' work",
+        ));
+    }
+    Ok(())
 }
 
 /// Where the documents are kept.

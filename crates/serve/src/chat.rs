@@ -13,8 +13,18 @@ use serde_json::{Value, json};
 
 use crate::api::{ApiError, EntryOut};
 
-/// Text deltas of a streamed completion.
-pub type Deltas = BoxStream<'static, pgraphrag_core::Result<String>>;
+/// One piece of a streamed completion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delta {
+    /// More text.
+    Text(String),
+    /// Why the completion ended (`stop`, `length`), when the backend knows; sent last.
+    Finish(String),
+}
+
+/// The pieces of a streamed completion. A stream without a [`Delta::Finish`] ends with
+/// `finish_reason` `stop`.
+pub type Deltas = BoxStream<'static, pgraphrag_core::Result<Delta>>;
 
 /// What answers chat completions: [`ChatBackend::complete`] and [`ChatBackend::model`] are
 /// required; the provided [`ChatBackend::stream`] sends the whole answer as one delta.
@@ -27,7 +37,8 @@ pub trait ChatBackend: Send + Sync {
         params: GenParams,
     ) -> BoxFuture<'static, pgraphrag_core::Result<Completion>>;
 
-    /// The completion of `prompt` as text deltas.
+    /// The completion of `prompt` as deltas. The default sends the whole answer as one
+    /// [`Delta::Text`], then its [`Delta::Finish`] when known.
     fn stream(
         &self,
         prompt: Prompt,
@@ -35,8 +46,12 @@ pub trait ChatBackend: Send + Sync {
     ) -> BoxFuture<'static, pgraphrag_core::Result<Deltas>> {
         let whole = self.complete(prompt, params);
         Box::pin(async move {
-            let text = whole.await?.text;
-            Ok(stream::once(async move { Ok(text) }).boxed())
+            let c = whole.await?;
+            let mut parts = vec![Ok(Delta::Text(c.text))];
+            if let Some(reason) = c.finish_reason {
+                parts.push(Ok(Delta::Finish(reason)));
+            }
+            Ok(stream::iter(parts).boxed())
         })
     }
 
@@ -128,7 +143,10 @@ impl ChatBackend for OpenAi {
                 .stream(&prompt, &params)
                 .await
                 .map_err(pgraphrag_core::Error::backend)?;
-            Ok(s.map(|r| r.map_err(pgraphrag_core::Error::backend)).boxed())
+            Ok(
+                s.map(|r| r.map(Delta::Text).map_err(pgraphrag_core::Error::backend))
+                    .boxed(),
+            )
         })
     }
     fn model(&self) -> String {
@@ -361,15 +379,30 @@ pub(crate) fn streamed(model: String, deltas: Deltas, pgraphrag: Value) -> Respo
         Some(&pgraphrag),
     );
     let chunk2 = chunk.clone();
-    let body = deltas.map(move |d| match d {
-        Ok(text) => chunk2(json!({"content": text}), None, None),
-        Err(e) => Event::default()
-            .data(json!({"error": {"code": "backend", "message": e.to_string()}}).to_string()),
+    let finish = Arc::new(std::sync::Mutex::new(None::<String>));
+    let seen = Arc::clone(&finish);
+    let body = deltas.filter_map(move |d| {
+        let event =
+            match d {
+                Ok(Delta::Text(text)) => Some(chunk2(json!({"content": text}), None, None)),
+                Ok(Delta::Finish(reason)) => {
+                    *seen.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
+                    None
+                }
+                Err(e) => Some(Event::default().data(
+                    json!({"error": {"code": "backend", "message": e.to_string()}}).to_string(),
+                )),
+            };
+        std::future::ready(event)
     });
-    let last = chunk(json!({}), Some("stop"), None);
+    let last = stream::once(async move {
+        let reason = finish.lock().unwrap_or_else(|e| e.into_inner()).take();
+        chunk(json!({}), Some(reason.as_deref().unwrap_or("stop")), None)
+    });
     let events = stream::once(async move { first })
         .chain(body)
-        .chain(stream::iter([last, Event::default().data("[DONE]")]))
+        .chain(last)
+        .chain(stream::once(async { Event::default().data("[DONE]") }))
         .map(Ok::<_, std::convert::Infallible>);
     Sse::new(events).into_response()
 }

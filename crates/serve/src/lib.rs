@@ -12,7 +12,9 @@
 //! acknowledged once committed with `synchronous = FULL`) and rebuilds the indexes from it at
 //! start. With the feature `postgres`, `postgres::PgDocuments` keeps them in PostgreSQL (one
 //! server, or a coordinator with shard servers) instead, shared by several processes that
-//! follow each other's writes. The routes and their bodies are in `docs/serve.md`.
+//! follow each other's writes; with the feature `jetstream` as well, their task summaries can be
+//! made by workers on a shared JetStream work queue ([`ServiceOptions`]'s `summary_queue`).
+//! The routes and their bodies are in `docs/serve.md`.
 //!
 //! ```
 //! use pgraphrag_serve::{Keys, Service, ServiceOptions, store::Store};
@@ -38,13 +40,16 @@ mod service;
 pub mod store;
 pub mod summaries;
 
-pub use chat::{Backend, ChatBackend};
+pub use chat::{Backend, ChatBackend, Delta, Deltas};
 pub use keys::Keys;
 /// A backend's answer (the same type as `pgraphrag-llm`'s OpenAI client's).
 pub use pgraphrag_llm::Completion;
 pub use routes::router;
 pub use service::{Service, ServiceOptions, Tenant};
 pub use summaries::SummaryOptions;
+#[cfg(feature = "jetstream")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jetstream")))]
+pub use summaries::SummaryQueue;
 
 /// Errors of `pgraphrag-serve`.
 #[derive(Debug, thiserror::Error)]
@@ -94,6 +99,11 @@ pub enum Error {
         /// Why the index refused it.
         source: pgraphrag_retrieval::Error,
     },
+    /// The summaries' JetStream work queue cannot be reached, set up or used with this store
+    /// (feature `jetstream`).
+    #[cfg(feature = "jetstream")]
+    #[error("summary queue: {0}")]
+    Queue(#[from] pgraphrag_store::queue::Error),
     /// The server could not listen or serve.
     #[error("server: {0}")]
     Io(#[from] std::io::Error),

@@ -1,6 +1,8 @@
 //! The routes of the HTTP contract and the middleware around them (keys, rate limit,
 //! metrics, body size, timeouts).
 
+use std::time::Duration;
+
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -409,6 +411,18 @@ async fn healthz(State(s): State<Service>) -> axum::Json<serde_json::Value> {
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Requests, latency histograms, index sizes, queue depth", content_type = "text/plain")))]
 async fn metrics(State(s): State<Service>) -> Response {
+    // The shared queue's depth is one request away: bounded, NaN when it does not answer.
+    let depth = match tokio::time::timeout(Duration::from_secs(2), s.queue_depth()).await {
+        Ok(Ok(n)) => n as f64,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "metrics: reading the summary queue's depth");
+            f64::NAN
+        }
+        Err(_) => {
+            tracing::warn!("metrics: the summary queue's depth did not come within 2 s");
+            f64::NAN
+        }
+    };
     let tenants = s.inner.keys.tenants();
     let gauge = |f: &dyn Fn(&Tenant) -> f64| -> Vec<(String, f64)> {
         tenants
@@ -435,8 +449,9 @@ async fn metrics(State(s): State<Service>) -> Response {
         ),
         (
             "pgraphrag_queue_depth",
-            "Users waiting for a summary recomputation.",
-            vec![(String::new(), s.summary_queue_depth() as f64)],
+            "Users waiting for a summary recomputation (with a summary queue: its units not \
+             yet delivered to a worker, shared by every process).",
+            vec![(String::new(), depth)],
         ),
     ]);
     let mut headers = HeaderMap::new();

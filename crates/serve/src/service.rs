@@ -10,7 +10,9 @@ use crate::chat::Backend;
 use crate::keys::Keys;
 use crate::metrics::Metrics;
 use crate::store::{DocumentStore, Write};
-use crate::summaries::{self, Queue, Summaries, SummaryOptions, UserSummary, fingerprint};
+use crate::summaries::{
+    self, Summaries, Summarizer, SummaryExecutor, SummaryOptions, UserSummary, fingerprint,
+};
 use crate::{Error, Result};
 
 /// Options of a [`Service`], set with a struct literal and `..Default::default()`.
@@ -32,6 +34,24 @@ pub struct ServiceOptions {
     /// Background task summaries (made only when there is a [`ServiceOptions::backend`]);
     /// `None` turns them off. Default: on, with [`SummaryOptions::default`].
     pub summaries: Option<SummaryOptions>,
+    /// Make the summaries on a JetStream work queue shared by every process of one PostgreSQL
+    /// store instead of in the process that took the write (feature `jetstream`; the store
+    /// must be one that several processes share, such as `PgDocuments`: [`Service::new`]
+    /// refuses another). Used when [`ServiceOptions::summaries`] is on: every process submits
+    /// its users' units, and those with a [`ServiceOptions::backend`] also run a worker.
+    /// `None` (the default): in this process.
+    ///
+    /// ```no_run
+    /// use pgraphrag_serve::{ServiceOptions, SummaryQueue};
+    /// let opts = ServiceOptions {
+    ///     summary_queue: Some(SummaryQueue::new("nats://127.0.0.1:14201")),
+    ///     ..Default::default()
+    /// };
+    /// # let _ = opts;
+    /// ```
+    #[cfg(feature = "jetstream")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "jetstream")))]
+    pub summary_queue: Option<crate::SummaryQueue>,
 }
 
 impl Default for ServiceOptions {
@@ -44,21 +64,25 @@ impl Default for ServiceOptions {
             rate_per_key: Some(1000.0),
             timeout: std::time::Duration::from_secs(30),
             summaries: Some(SummaryOptions::default()),
+            #[cfg(feature = "jetstream")]
+            summary_queue: None,
         }
     }
 }
 
 impl std::fmt::Debug for ServiceOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServiceOptions")
-            .field("index", &self.index)
+        let mut d = f.debug_struct("ServiceOptions");
+        d.field("index", &self.index)
             .field("encoder", &self.encoder.is_some())
             .field("backend", &self.backend.as_ref().map(Backend::describe))
             .field("max_body", &self.max_body)
             .field("rate_per_key", &self.rate_per_key)
             .field("timeout", &self.timeout)
-            .field("summaries", &self.summaries)
-            .finish()
+            .field("summaries", &self.summaries);
+        #[cfg(feature = "jetstream")]
+        d.field("summary_queue", &self.summary_queue);
+        d.finish()
     }
 }
 
@@ -104,8 +128,11 @@ pub(crate) struct Inner {
     pub(crate) opts: ServiceOptions,
     pub(crate) metrics: Metrics,
     pub(crate) buckets: Mutex<HashMap<String, (f64, std::time::Instant)>>,
-    /// The background summarizer, when summaries are on and there is a backend.
-    pub(crate) summarizer: Option<Queue>,
+    /// The background summarizer, when summaries are on and there is a backend (or a queue).
+    pub(crate) summarizer: Option<Summarizer>,
+    /// The summaries' shared work queue, when there is one.
+    #[cfg(feature = "jetstream")]
+    pub(crate) summary_work: Option<summaries::QueueHandle>,
 }
 
 impl std::fmt::Debug for Service {
@@ -146,6 +173,15 @@ impl Service {
         // A store shared with other processes: where its change log stands, read before the
         // data (which then holds every change up to it); `None` for a store with one writer.
         let cursor = store.cursor(keys.tenants())?;
+        #[cfg(feature = "jetstream")]
+        if opts.summary_queue.is_some() && cursor.is_none() {
+            return Err(pgraphrag_store::queue::Error::Config(
+                "a summary queue needs a store that every process shares (PgDocuments, \
+                 --store postgres://...): this store has one writer, this process"
+                    .into(),
+            )
+            .into());
+        }
         let loaded = store.load()?;
         for (tenant, doc) in loaded.documents {
             if tenants.contains_key(&tenant) {
@@ -191,8 +227,21 @@ impl Service {
                     },
                 );
         }
-        let summarizer = match (&opts.summaries, &opts.backend) {
-            (Some(so), Some(_)) => Some(summaries::start(so.clone())),
+        // Where summaries are made: in this process with a backend, or (feature `jetstream`)
+        // by the workers of the queue every process of the shared store uses.
+        let executor = opts.backend.as_ref().map(|_| SummaryExecutor::Local);
+        #[cfg(feature = "jetstream")]
+        let (executor, summary_work, start_work) = match (&opts.summaries, &opts.summary_queue) {
+            (Some(so), Some(q)) => {
+                let (handle, start) =
+                    summaries::queue::connect(q, so.clone(), opts.backend.is_some())?;
+                let submit = SummaryExecutor::Queue(Box::new(handle.submitter()));
+                (Some(submit), Some(handle), Some(start))
+            }
+            _ => (executor, None, None),
+        };
+        let summarizer = match (&opts.summaries, executor) {
+            (Some(so), Some(executor)) => Some(summaries::start(so.clone(), executor)),
             _ => None,
         };
         let (queue, run) = match summarizer {
@@ -207,7 +256,13 @@ impl Service {
             metrics: Metrics::default(),
             buckets: Mutex::default(),
             summarizer: queue,
+            #[cfg(feature = "jetstream")]
+            summary_work,
         });
+        #[cfg(feature = "jetstream")]
+        if let Some(start) = start_work {
+            start(Arc::downgrade(&inner));
+        }
         if let Some(run) = run {
             run(Arc::downgrade(&inner));
             if let Some(q) = &inner.summarizer {
@@ -235,12 +290,33 @@ impl Service {
         Ok(Service { inner })
     }
 
-    /// Users waiting for (or in) a summary recomputation.
+    /// Users waiting for (or in) a summary recomputation in this process; with a summary
+    /// queue, waiting for their debounce or for a submission (see [`Service::queue_depth`]).
     pub fn summary_queue_depth(&self) -> usize {
         self.inner
             .summarizer
             .as_ref()
             .map_or(0, |q| q.depth.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// What `/metrics` reports as `pgraphrag_queue_depth`: with a summary queue (feature
+    /// `jetstream`), the summary units not yet delivered to a worker, read from the JetStream
+    /// stream every process shares; otherwise [`Service::summary_queue_depth`].
+    ///
+    /// ```
+    /// # async fn demo() -> pgraphrag_serve::Result<()> {
+    /// use pgraphrag_serve::{Keys, Service, ServiceOptions, store::Store};
+    /// let keys = Keys::parse("[tenants.acme]\nkeys = [\"k\"]\n", "KEYS.toml")?;
+    /// let service = Service::new(keys, Store::in_memory()?, ServiceOptions::default())?;
+    /// assert_eq!(service.queue_depth().await?, 0);
+    /// # Ok(()) }
+    /// ```
+    pub async fn queue_depth(&self) -> Result<u64> {
+        #[cfg(feature = "jetstream")]
+        if let Some(work) = &self.inner.summary_work {
+            return Ok(work.queue.depth().await?.pending);
+        }
+        Ok(self.summary_queue_depth() as u64)
     }
 
     fn changed(&self, name: &str, user: &str) {

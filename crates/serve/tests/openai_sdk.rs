@@ -117,7 +117,8 @@ fn the_openai_python_package_gets_personalized_answers() {
             .collect();
         assert_eq!(used, expected, "{mode}: {v}");
     }
-    // Twelve tokens asked for: a 135M model's review runs longer, so the whole answer is cut.
+    // Twelve tokens asked for: a 135M model's review runs longer, so both answers are cut.
     assert_eq!(v["whole"]["finish_reason"], "length", "{v}");
+    assert_eq!(v["stream"]["finish_reason"], "length", "{v}");
     assert!(v["stream"]["chunks"].as_u64().unwrap() >= 3, "{v}");
 }

@@ -80,6 +80,8 @@ async fn resubmission_is_idempotent_and_a_worker_drains_the_queue() {
     assert_eq!((again.published, again.duplicates), (0, 10));
     let s = q.status().await.unwrap();
     assert_eq!((s.messages, s.pending, s.in_flight), (10, 10, 0));
+    let d = q.depth().await.unwrap();
+    assert_eq!((d.pending, d.in_flight), (10, 0));
 
     let seen: Arc<Mutex<BTreeMap<String, i64>>> = Arc::default();
     let s2 = Arc::clone(&seen);

@@ -353,7 +353,14 @@ impl DocumentStore for PgDocuments {
 
     fn user_data(&self, tenant: &str, user: &str) -> crate::Result<UserData> {
         let s = &self.opts.schema;
-        let mut guard = self.connection(&self.reader, true)?;
+        // The follower's connection waits for notifications most of the time (up to a poll
+        // interval): another thread's read (a summary worker's) takes the writer's instead.
+        let reader_busy = self.reader.try_lock().is_err();
+        let mut guard = if reader_busy {
+            self.connection(&self.writer, false)?
+        } else {
+            self.connection(&self.reader, true)?
+        };
         let client = guard.as_mut().expect("connected above");
         let read = |c: &mut Client| -> Result<(Vec<Row>, Option<Row>), postgres::Error> {
             let docs = c.query(

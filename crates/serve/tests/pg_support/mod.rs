@@ -92,8 +92,13 @@ impl Drop for Server {
 }
 
 pub fn start(store: PgDocuments) -> Server {
+    start_with(store, ServiceOptions::default())
+}
+
+/// [`start`] with `opts`.
+pub fn start_with(store: PgDocuments, opts: ServiceOptions) -> Server {
     let keys = Keys::parse(KEYS, "KEYS.toml").unwrap();
-    let service = Service::new(keys, store, ServiceOptions::default()).unwrap();
+    let service = Service::new(keys, store, opts).unwrap();
     let served = service.clone();
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();

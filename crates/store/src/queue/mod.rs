@@ -44,7 +44,7 @@ use async_nats::jetstream::stream::{self, RetentionPolicy, StorageType};
 mod status;
 mod worker;
 
-pub use status::{DeadLetter, DeadSource, QueueStatus};
+pub use status::{DeadLetter, DeadSource, QueueDepth, QueueStatus};
 pub use worker::{
     Delivery, Event, Failure, Handler, Outcome, WorkerOptions, WorkerReport, run_worker,
 };

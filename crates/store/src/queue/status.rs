@@ -54,6 +54,16 @@ pub struct QueueStatus {
     pub dead: Vec<DeadLetter>,
 }
 
+/// How many units a queue holds for its workers: a cheap read of the shared consumer (no dead
+/// letters), for a gauge read often.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct QueueDepth {
+    /// Units not yet delivered to any worker.
+    pub pending: u64,
+    /// Units delivered and awaiting their ack.
+    pub in_flight: usize,
+}
+
 #[derive(Deserialize)]
 struct WorkerDead {
     id: String,
@@ -70,6 +80,27 @@ struct Advisory {
 }
 
 impl WorkQueue {
+    /// Units waiting and in flight, from the consumer alone (two requests; [`WorkQueue::status`]
+    /// also reads the stream and every dead letter).
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: pgraphrag_store::queue::WorkQueue) -> pgraphrag_store::queue::Result<()> {
+    /// let d = queue.depth().await?;
+    /// println!("{} waiting, {} in flight", d.pending, d.in_flight);
+    /// # Ok(()) }
+    /// ```
+    pub async fn depth(&self) -> Result<QueueDepth> {
+        let mut consumer = self.consumer().await?;
+        let info = consumer
+            .info()
+            .await
+            .map_err(|e| self.js_err("reading the consumer", &self.config.stream)(Box::new(e)))?;
+        Ok(QueueDepth {
+            pending: info.num_pending,
+            in_flight: info.num_ack_pending,
+        })
+    }
+
     /// Reads the stream, the consumer and every dead letter.
     ///
     /// ```no_run

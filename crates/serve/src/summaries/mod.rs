@@ -9,6 +9,12 @@
 //! A summary is stored with a [`fingerprint`] of the documents it was made from: at start a
 //! stored summary whose documents have changed since (a crash between the write and the
 //! summary) is not served, and is recomputed.
+//!
+//! Where the work runs is the summarizer's executor: in this process (the default), or, with
+//! the feature `jetstream` and [`crate::ServiceOptions::summary_queue`], on a JetStream work
+//! queue shared by every process of a service on one PostgreSQL store (`SummaryQueue`: the
+//! process that took the write submits a unit after the debounce; any process's worker makes
+//! and stores the summary, and the change log brings it to the others).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,12 +22,21 @@ use std::sync::{Arc, RwLock, Weak, mpsc};
 use std::time::{Duration, Instant};
 
 use pgraphrag_core::{GenParams, LampProfileItem, LampTask, Message, Prompt, Role};
-use pgraphrag_retrieval::live::StoredDoc;
+use pgraphrag_retrieval::live::{Document, StoredDoc};
 use pgraphrag_stages::SummaryPrompt;
 use sha2::{Digest, Sha256};
 
-use crate::service::Inner;
+use crate::chat::Backend;
+use crate::service::{Inner, Tenant};
 use crate::store::{StoredSummary, Write};
+
+#[cfg(feature = "jetstream")]
+pub(crate) mod queue;
+#[cfg(feature = "jetstream")]
+pub(crate) use queue::QueueHandle;
+#[cfg(feature = "jetstream")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jetstream")))]
+pub use queue::{BadPayload, SummaryQueue, SummaryUnit, UNIT_KIND};
 
 /// How the service summarises users (see the module docs).
 #[derive(Debug, Clone)]
@@ -63,6 +78,59 @@ pub struct UserSummary {
 /// A tenant's summaries by user.
 pub(crate) type Summaries = RwLock<HashMap<String, UserSummary>>;
 
+/// The fields of a document that a summary reads, whether the document comes from an index
+/// snapshot or from the store.
+pub(crate) trait Fields {
+    fn id(&self) -> &str;
+    fn item(&self) -> Option<&str>;
+    fn title(&self) -> Option<&str>;
+    fn text(&self) -> &str;
+    fn rating(&self) -> Option<f64>;
+    fn time(&self) -> Option<i64>;
+}
+
+impl Fields for Arc<StoredDoc> {
+    fn id(&self) -> &str {
+        StoredDoc::id(self)
+    }
+    fn item(&self) -> Option<&str> {
+        StoredDoc::item(self)
+    }
+    fn title(&self) -> Option<&str> {
+        StoredDoc::title(self)
+    }
+    fn text(&self) -> &str {
+        StoredDoc::text(self)
+    }
+    fn rating(&self) -> Option<f64> {
+        StoredDoc::rating(self)
+    }
+    fn time(&self) -> Option<i64> {
+        StoredDoc::time(self)
+    }
+}
+
+impl Fields for Document {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn item(&self) -> Option<&str> {
+        self.item.as_deref()
+    }
+    fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+    fn text(&self) -> &str {
+        &self.text
+    }
+    fn rating(&self) -> Option<f64> {
+        self.rating
+    }
+    fn time(&self) -> Option<i64> {
+        self.time
+    }
+}
+
 /// A stable 64-bit fingerprint of a user's documents (ids and every field the summary
 /// reads), independent of their order: SHA-256 over the sorted records.
 ///
@@ -75,6 +143,12 @@ pub(crate) type Summaries = RwLock<HashMap<String, UserSummary>>;
 /// assert_ne!(a, pgraphrag_serve::summaries::fingerprint(index.snapshot().user_documents("u")));
 /// ```
 pub fn fingerprint(docs: &[Arc<StoredDoc>]) -> u64 {
+    fingerprint_of(docs)
+}
+
+/// [`fingerprint`] of documents as the store holds them (the same value for the same
+/// documents).
+pub(crate) fn fingerprint_of<D: Fields>(docs: &[D]) -> u64 {
     let mut records: Vec<String> = docs
         .iter()
         .map(|d| {
@@ -115,11 +189,20 @@ pub fn message(
     docs: &[Arc<StoredDoc>],
     max_chars: usize,
 ) -> Result<String, pgraphrag_stages::Error> {
-    let items: Vec<LampProfileItem> = docs.iter().map(|d| item(d)).collect();
-    let rendered = pgraphrag_stages::render_profile(task, &items)?;
+    let rendered = pgraphrag_stages::render_profile(task, &profile_items(docs))?;
+    Ok(compose(task, &rendered, max_chars))
+}
+
+/// The profile items of `docs` (from an index snapshot or from the store).
+fn profile_items<D: Fields>(docs: &[D]) -> Vec<LampProfileItem> {
+    docs.iter().map(profile_item).collect()
+}
+
+/// [`message`] from the rendered entries, most recent first.
+fn compose(task: LampTask, rendered: &[String], max_chars: usize) -> String {
     let mut kept: Vec<&str> = Vec::new();
     let mut used = 0;
-    for r in &rendered {
+    for r in rendered {
         if !kept.is_empty() && used + r.len() > max_chars {
             break;
         }
@@ -127,12 +210,12 @@ pub fn message(
         kept.push(r);
     }
     let prompt = SummaryPrompt::table2(task).expect("every LaMP task has a Table 2 prompt");
-    Ok(prompt.message(&kept))
+    prompt.message(&kept)
 }
 
 /// A document as a LaMP profile item: `text`, `title` (also as `headline`, `subject`),
 /// `score` (the rating, an integer when it is one), and the day it was written.
-fn item(d: &StoredDoc) -> LampProfileItem {
+fn profile_item<D: Fields>(d: &D) -> LampProfileItem {
     let mut it = LampProfileItem::new(d.id()).with("text", d.text());
     if let Some(t) = d.title() {
         it = it.with("title", t);
@@ -155,15 +238,49 @@ fn item(d: &StoredDoc) -> LampProfileItem {
     it
 }
 
+/// Where the summarizer sends a user whose debounce ended.
+pub(crate) enum SummaryExecutor {
+    /// Makes the summary in this process, on the summarizer's thread.
+    Local,
+    /// Submits a unit to the shared JetStream work queue (feature `jetstream`): any process's
+    /// worker makes it.
+    #[cfg(feature = "jetstream")]
+    Queue(Box<queue::Submitter>),
+}
+
+impl SummaryExecutor {
+    /// Runs or submits `tenant`'s `user`; `Some(wait)` when the user must be looked at again
+    /// after `wait` (a submission that failed, or one the queue already held).
+    fn run(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        inner: &Inner,
+        tenant: &str,
+        user: &str,
+        opts: &SummaryOptions,
+    ) -> Option<Duration> {
+        match self {
+            SummaryExecutor::Local => {
+                if let Err(e) = rt.block_on(summarize(inner, tenant, user, opts)) {
+                    tracing::warn!(tenant, user, error = %e, "summary not updated");
+                }
+                None
+            }
+            #[cfg(feature = "jetstream")]
+            SummaryExecutor::Queue(q) => rt.block_on(q.submit(inner, tenant, user)),
+        }
+    }
+}
+
 /// The background summarizer's handle: marks users dirty.
 #[derive(Debug)]
-pub(crate) struct Queue {
+pub(crate) struct Summarizer {
     tx: std::sync::Mutex<mpsc::Sender<(String, String)>>,
-    /// Users waiting for (or in) a recomputation.
+    /// Users waiting for (or in) a recomputation or a submission.
     pub(crate) depth: Arc<AtomicUsize>,
 }
 
-impl Queue {
+impl Summarizer {
     /// Marks `tenant`'s `user` dirty.
     pub(crate) fn dirty(&self, tenant: &str, user: &str) {
         if let Ok(tx) = self.tx.lock() {
@@ -173,28 +290,34 @@ impl Queue {
 }
 
 /// Starts the summarizer thread for `inner`; it ends when the service is dropped.
-pub(crate) fn start(opts: SummaryOptions) -> (Queue, impl FnOnce(Weak<Inner>)) {
+pub(crate) fn start(
+    opts: SummaryOptions,
+    executor: SummaryExecutor,
+) -> (Summarizer, impl FnOnce(Weak<Inner>)) {
     let (tx, rx) = mpsc::channel::<(String, String)>();
     let depth = Arc::new(AtomicUsize::new(0));
-    let queue = Queue {
+    let summarizer = Summarizer {
         tx: std::sync::Mutex::new(tx),
         depth: Arc::clone(&depth),
     };
     let run = move |inner: Weak<Inner>| {
         let spawned = std::thread::Builder::new()
             .name("pgraphrag-summaries".into())
-            .spawn(move || worker(inner, rx, opts, depth));
+            .spawn(move || debounce(inner, rx, opts, executor, depth));
         if let Err(e) = spawned {
             tracing::error!(error = %e, "cannot start the summarizer thread; no summaries");
         }
     };
-    (queue, run)
+    (summarizer, run)
 }
 
-fn worker(
+/// The summarizer's loop: collects dirty users, and hands each to the executor once it has
+/// been quiet for the debounce.
+fn debounce(
     inner: Weak<Inner>,
     rx: mpsc::Receiver<(String, String)>,
     opts: SummaryOptions,
+    executor: SummaryExecutor,
     depth: Arc<AtomicUsize>,
 ) {
     let rt = match tokio::runtime::Builder::new_current_thread()
@@ -233,16 +356,84 @@ fn worker(
         for key in ready {
             due.remove(&key);
             let Some(inner) = inner.upgrade() else { return };
-            if let Err(e) = rt.block_on(summarize(&inner, &key.0, &key.1, &opts)) {
-                tracing::warn!(tenant = %key.0, user = %key.1, error = %e, "summary not updated");
+            let again = executor.run(&rt, &inner, &key.0, &key.1, &opts);
+            drop(inner);
+            match again {
+                // Still counted: it waits again.
+                Some(wait) => {
+                    due.insert(key, Instant::now() + wait);
+                }
+                None => {
+                    depth.fetch_sub(1, Ordering::Relaxed);
+                }
             }
-            depth.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }
 
-/// Recomputes one user's summary; stores and publishes it if the user's documents are still
-/// the ones it summarises.
+/// The chat prompt asking for a summary of `docs` (of `user`, for errors).
+pub(crate) fn request<D: Fields>(
+    docs: &[D],
+    user: &str,
+    opts: &SummaryOptions,
+) -> crate::Result<Prompt> {
+    let rendered = pgraphrag_stages::render_profile(opts.task, &profile_items(docs))
+        .map_err(|e| crate::Error::BadRequest(format!("summarising user {user:?}: {e}")))?;
+    let text = compose(opts.task, &rendered, opts.max_input_chars);
+    Ok(Prompt::Chat(vec![Message {
+        role: Role::User,
+        content: text,
+    }]))
+}
+
+/// The backend's summary for `prompt`, trimmed.
+pub(crate) async fn complete(
+    backend: &Backend,
+    prompt: Prompt,
+    opts: &SummaryOptions,
+) -> crate::Result<String> {
+    let params = GenParams {
+        max_tokens: opts.max_tokens,
+        ..Default::default()
+    };
+    let reply = backend
+        .complete(prompt, params)
+        .await
+        .map_err(|e| crate::Error::Backend(e.to_string()))?;
+    Ok(reply.text.trim().to_string())
+}
+
+/// Publishes `text` as `user`'s summary in `tenant`'s memory when it summarises the documents
+/// the index holds now (the caller holds the tenant's write order and has stored it), as of
+/// `generation` (default: the index's now). Answers whether it did.
+pub(crate) fn publish(
+    tenant: &Tenant,
+    user: &str,
+    text: String,
+    fingerprint: u64,
+    generation: Option<u64>,
+) -> bool {
+    let snap = tenant.index.snapshot();
+    if fingerprint_of(snap.user_documents(user)) != fingerprint {
+        return false;
+    }
+    tenant
+        .summaries
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(
+            user.to_string(),
+            UserSummary {
+                text,
+                as_of_generation: generation.unwrap_or(snap.generation()),
+                fingerprint,
+            },
+        );
+    true
+}
+
+/// Recomputes one user's summary in this process; stores and publishes it if the user's
+/// documents are still the ones it summarises.
 async fn summarize(
     inner: &Inner,
     tenant: &str,
@@ -255,32 +446,20 @@ async fn summarize(
     let Some(backend) = inner.opts.backend.clone() else {
         return Ok(());
     };
-    let snap = t.index.snapshot();
-    let docs = snap.user_documents(user);
-    if docs.is_empty() {
-        return Ok(());
-    }
-    let fp = fingerprint(docs);
-    if t.summary(user).is_some_and(|s| s.fingerprint == fp) {
-        return Ok(());
-    }
-    let text = message(opts.task, docs, opts.max_input_chars)
-        .map_err(|e| crate::Error::BadRequest(format!("summarising user {user:?}: {e}")))?;
-    let generation = snap.generation();
-    drop(snap);
-    let prompt = Prompt::Chat(vec![Message {
-        role: Role::User,
-        content: text,
-    }]);
-    let params = GenParams {
-        max_tokens: opts.max_tokens,
-        ..Default::default()
+    let prompt = {
+        let snap = t.index.snapshot();
+        let docs = snap.user_documents(user);
+        if docs.is_empty() {
+            return Ok(());
+        }
+        let fp = fingerprint(docs);
+        if t.summary(user).is_some_and(|s| s.fingerprint == fp) {
+            return Ok(());
+        }
+        (request(docs, user, opts)?, fp, snap.generation())
     };
-    let reply = backend
-        .complete(prompt, params)
-        .await
-        .map_err(|e| crate::Error::Backend(e.to_string()))?;
-    let summary = reply.text.trim().to_string();
+    let (prompt, fp, generation) = prompt;
+    let summary = complete(&backend, prompt, opts).await?;
     // Under the tenant's write order: only if the documents are still the summarised ones
     // (a user erased meanwhile gets no summary back; a changed one is already queued again).
     let _order = t.write_order();
@@ -295,16 +474,6 @@ async fn summarize(
             fingerprint: fp,
         }),
     )?;
-    t.summaries
-        .write()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(
-            user.to_string(),
-            UserSummary {
-                text: summary,
-                as_of_generation: generation,
-                fingerprint: fp,
-            },
-        );
+    publish(t, user, summary, fp, Some(generation));
     Ok(())
 }
