@@ -155,7 +155,7 @@ fn summary_queue(args: &Args) -> anyhow::Result<Option<pgraphrag_serve::SummaryQ
         return Ok(None);
     };
     check_queue_flags(args)?;
-    pgraphrag_store::queue::parse_servers(urls).map_err(usage)?;
+    pgraphrag_store::queue::parse_servers(urls).map_err(|e| usage(format!("--queue: {e}")))?;
     Ok(Some(pgraphrag_serve::SummaryQueue::new(urls)))
 }
 

@@ -48,3 +48,27 @@ fn a_bad_schema_name_is_a_usage_error() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("pgraphrag_amazon"), "{err}");
 }
+
+#[cfg(feature = "jetstream")]
+#[test]
+fn a_queue_needs_a_shared_store_and_summaries() {
+    // The embedded store cannot be shared between processes.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let (code, err) = serve(&["--data", data, "--queue", "nats://127.0.0.1:1"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--queue") && err.contains("--store"), "{err}");
+    let url = "postgres://postgres@127.0.0.1:1/db";
+    let (code, err) = serve(&[
+        "--store",
+        url,
+        "--queue",
+        "nats://127.0.0.1:1",
+        "--no-summaries",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--no-summaries"), "{err}");
+    let (code, err) = serve(&["--store", url, "--queue", "not a url"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--queue"), "{err}");
+}
