@@ -15,7 +15,7 @@ mod support;
 use support::*;
 
 /// Every example of the workspace: (package, example name).
-const EXAMPLES: [(&str, &str); 18] = [
+const EXAMPLES: [(&str, &str); 19] = [
     ("pgraphrag-examples", "pgraphrag"),
     ("pgraphrag-examples", "online"),
     ("pgraphrag-examples", "kragrec"),

@@ -2,7 +2,6 @@
 //! decide before anything runs: the grid, the model file and its load options.
 use std::path::{Path, PathBuf};
 
-use anyhow::bail;
 use pgraphrag_eval::{Bench, RunConfig, Wrapper, pgraphrag_grid};
 use pgraphrag_llm::{Activations, ContextOverflow, Engine, GgufOptions, Prefill, WeightFormat};
 use pgraphrag_prompt::pgraphrag::{Language, Mode, Task};
@@ -169,19 +168,19 @@ pub struct Args {
     )]
     pub modes: Vec<ModeArg>,
     /// Values of k (comma-separated); none and random run at k = 1 only.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4", value_parser = crate::args::at_least_one)]
     pub ks: Vec<usize>,
     /// Most new tokens per generation (default: 256 text, 32 title, 8 rating).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::at_least_one)]
     pub max_tokens: Option<usize>,
     /// Sampler seed.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// Sampling temperature (0 = greedy; 0.4 is the released GPT setting).
-    #[arg(long, default_value_t = 0.4)]
+    #[arg(long, default_value_t = 0.4, value_parser = crate::args::non_negative)]
     pub temperature: f64,
     /// Nucleus sampling mass.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::mass)]
     pub top_p: Option<f64>,
     /// Prompt language (default: pt for b2w splits, en otherwise).
     #[arg(long, value_enum)]
@@ -204,7 +203,7 @@ pub struct Args {
     /// Prompts handed to the model per call: the native engine decodes up to 8 of them at a
     /// time and starts the next as one finishes (answers are identical to one at a time).
     /// Each call's answers are cached before the next call starts.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = crate::args::at_least_one)]
     pub batch: usize,
     /// Keep master_eval.py's never-matching `**Review title:** ""` check in extraction.
     #[arg(long)]
@@ -220,11 +219,11 @@ pub struct Args {
     #[arg(long, conflicts_with = "openai_url")]
     pub item_summaries: Option<PathBuf>,
     /// Most tokens per item summary.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = crate::args::at_least_one)]
     pub item_summary_tokens: usize,
     /// The item summarizer's context in tokens (prompt and summary; reviews beyond it are
     /// dropped, the graph's first kept).
-    #[arg(long, default_value_t = 2048)]
+    #[arg(long, default_value_t = 2048, value_parser = crate::args::at_least_one)]
     pub item_summary_context: usize,
     /// Append one line per newly generated answer to this file, right after the answer is
     /// committed to the cache (`stored <cache key>`): a journal to follow a long run with
@@ -313,15 +312,16 @@ fn default_model_path() -> PathBuf {
         .join(rel)
 }
 
-/// The local GGUF model file (`--model`, else [`default_model_path`]), which must exist.
+/// The local GGUF model file (`--model`, else [`default_model_path`]), which must exist (a
+/// missing one is bad usage, exit code 2).
 pub(crate) fn model_file(args: &Args) -> anyhow::Result<PathBuf> {
     let path = args.model.clone().unwrap_or_else(default_model_path);
     if !path.is_file() {
-        bail!(
+        return Err(usage(format!(
             "model file {} not found: run scripts/fetch-llms.sh --smollm-only (or pass --model FILE.gguf, \
              set $PGRAPHRAG_MODEL, or use --openai-url)",
             path.display()
-        );
+        )));
     }
     Ok(path)
 }

@@ -186,8 +186,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut bench = grid(&args)?;
     let (dataset, split_name) = names(&args.split);
 
-    // Rank: the released code's graph and BM25 semantics, as `pgraphrag rank` does by default.
     let split = crate::args::load_split(&args.split)?;
+    // What would otherwise fail only after ranking or generating, checked before ranking: the
+    // model file is there, and WordNet (for METEOR) is intact.
+    let scorer = match &args.export_prompts {
+        Some(_) => None,
+        None => {
+            if args.openai_url.is_none() {
+                model_file(&args)?;
+            }
+            Some(scorer(task)?)
+        }
+    };
+    // Rank: the released code's graph and BM25 semantics, as `pgraphrag rank` does by default.
     let recipe = Recipe::ReleasedCode;
     let policy = recipe.id_policy();
     let graph = recipe.graph(&split);
@@ -288,7 +299,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         Recipe::Clean.extract_options()
     };
-    let scorer = scorer(task)?;
+    let Some(scorer) = scorer else {
+        unreachable!("the scorer is made first unless --export-prompts returned above")
+    };
     let table = score(&name, task, &outputs, &golds, &extract, scorer.as_ref())?;
     let mut markdown = table.to_markdown();
     if args.item_summaries.is_some() {

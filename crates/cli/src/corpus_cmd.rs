@@ -264,7 +264,7 @@ fn build(a: LampArgs) -> anyhow::Result<()> {
             (b, Some(ml.report))
         }
         _ => {
-            let split = crate::args::load_split(&a.from)?;
+            let split = crate::args::read_split(&a.from)?;
             (lamp::lamp3_from_split(&split, &opts).or_usage()?, None)
         }
     };

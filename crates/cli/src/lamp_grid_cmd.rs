@@ -70,16 +70,16 @@ pub struct GridArgs {
     #[arg(long, value_delimiter = ',', default_value = "0")]
     seeds: Vec<u64>,
     /// Sampling temperature (0 = greedy).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = crate::args::non_negative)]
     temperature: f64,
     /// New tokens per answer (default: 8 for labels, 32 for headlines and subjects, 96 for tweets).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::at_least_one)]
     max_new_tokens: Option<usize>,
     /// How answers are read before scoring.
     #[arg(long, value_enum, default_value = "strict")]
     reading: ReadingArg,
     /// Distinct prompts per generation batch.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = crate::args::at_least_one)]
     batch: usize,
     /// The generation cache (SQLite; a rerun generates only what is missing).
     #[arg(long, default_value = "runs/lamp-cache.sqlite")]
@@ -110,7 +110,7 @@ pub fn run(a: GridArgs) -> anyhow::Result<()> {
     if let Some(n) = a.limit {
         questions.truncate(n);
     }
-    let (_, golds) = pgraphrag_data::lamp::read_outputs(&a.outputs)
+    let golds = pgraphrag_data::lamp::read_outputs_for(&a.outputs, a.task)
         .context("reading the outputs file")
         .or_usage()?;
     let gold_ids: std::collections::HashSet<&str> = golds.iter().map(|g| g.id.as_str()).collect();
@@ -132,12 +132,19 @@ pub fn run(a: GridArgs) -> anyhow::Result<()> {
             a.model.display()
         )));
     }
+    // A tokenizer of its own is read before the model loads (a bad one is found in a moment).
+    let own_tok = match &a.tokenizer {
+        Some(p) => Some(
+            HfTokenizer::from_file(p)
+                .with_context(|| format!("loading {}", p.display()))
+                .or_usage()?,
+        ),
+        None => None,
+    };
     let model = GgufModel::load(&a.model, GgufOptions::default())
         .with_context(|| format!("loading the GGUF model {}", a.model.display()))?;
-    let tok: HfTokenizer = match &a.tokenizer {
-        Some(p) => HfTokenizer::from_file(p)
-            .with_context(|| format!("loading {}", p.display()))
-            .or_usage()?,
+    let tok: HfTokenizer = match own_tok {
+        Some(t) => t,
         // Byte-level BPE decodes exactly: no transformers clean-up.
         None => HfTokenizer::from_tokenizer(model.tokenizer().inner().clone())
             .with_clean_up_tokenization_spaces(false),

@@ -107,22 +107,22 @@ pub struct RunArgs {
     #[arg(long)]
     pub best_summary: Option<String>,
     /// New tokens per generated document.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = crate::args::at_least_one)]
     pub max_tokens: usize,
     /// Sampling temperature (0 = greedy).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = crate::args::non_negative)]
     pub temperature: f64,
     /// New tokens per LLM summary.
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, default_value_t = 128, value_parser = crate::args::at_least_one)]
     pub summary_tokens: usize,
     /// New tokens per LLM synthesis (a word list).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = crate::args::at_least_one)]
     pub synthesis_tokens: usize,
     /// The LLM stages' context in tokens (prompt and answer; past passages that do not fit are dropped).
-    #[arg(long, default_value_t = 2048)]
+    #[arg(long, default_value_t = 2048, value_parser = crate::args::at_least_one)]
     pub stage_context: usize,
     /// Distinct prompts per model call.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = crate::args::at_least_one)]
     pub batch: usize,
     /// The dense encoder of RankDocDense, RankSnippet and RankDocBySnpt (and of --labels).
     #[arg(long, default_value = "models/all-MiniLM-L6-v2")]

@@ -20,7 +20,8 @@ pub struct Args {
     pub title: Option<String>,
 }
 
-/// Reads the CSV and writes one panel per metric, one group of bars per mode, one bar per k.
+/// Reads the CSV and writes one panel per metric, one group of bars per mode, one bar per k;
+/// a table too large to draw legibly is drawn in part, as the chart's foot and stderr say.
 pub fn run(a: Args) -> anyhow::Result<()> {
     crate::output::file("--out", &a.out, &[("--csv", &a.csv)])?;
     let text = std::fs::read_to_string(&a.csv)
@@ -42,6 +43,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .with_context(|| a.csv.display().to_string())
         .or_usage()?;
     crate::output::write(&a.out, table.to_svg().as_bytes())?;
-    eprintln!("wrote {}", a.out.display());
+    match table.chart_note() {
+        Some(note) => eprintln!("wrote {} ({note})", a.out.display()),
+        None => eprintln!("wrote {}", a.out.display()),
+    }
     Ok(())
 }

@@ -27,14 +27,14 @@ pub struct SummarizerArgs {
     #[arg(long)]
     pub limit: Option<usize>,
     /// Users handed to the model per call (the native engine decodes up to 8 at a time).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = crate::args::at_least_one)]
     pub batch: usize,
     /// Most tokens per summary.
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, default_value_t = 128, value_parser = crate::args::at_least_one)]
     pub max_new_tokens: usize,
     /// The summarizer's context in tokens: prompt and summary together (the paper's Vicuna had
     /// 2,048); profile entries beyond it are dropped, most recent kept.
-    #[arg(long, default_value_t = 2048)]
+    #[arg(long, default_value_t = 2048, value_parser = crate::args::at_least_one)]
     pub context: usize,
     /// Accept a store that holds summaries of other models or prompt versions only.
     #[arg(long)]

@@ -16,7 +16,7 @@ use pgraphrag_train::{
     TrainReport, Trainer, load_answer_examples,
 };
 
-use crate::error::OrUsage;
+use crate::error::{OrUsage, usage};
 use crate::progress::Bar;
 
 /// Arguments of `pgraphrag train`.
@@ -87,20 +87,21 @@ pub struct LoraArgs {
     /// Where the adapter is written (safetensors, atomically) when the run ends.
     #[arg(long)]
     pub out: PathBuf,
-    /// LoRA rank.
-    #[arg(long, default_value_t = 8)]
+    /// LoRA rank: at least 1, at most the smaller side of every adapted projection (checked
+    /// against the model's header before anything loads).
+    #[arg(long, default_value_t = 8, value_parser = crate::args::at_least_one)]
     pub rank: usize,
     /// LoRA alpha (updates are scaled by alpha / rank).
-    #[arg(long, default_value_t = 16.0)]
+    #[arg(long, default_value_t = 16.0, value_parser = crate::args::finite_f32)]
     pub alpha: f32,
-    /// Dropout on the adapters' inputs while training.
-    #[arg(long, default_value_t = 0.1)]
+    /// Dropout on the adapters' inputs while training (at least 0, below 1).
+    #[arg(long, default_value_t = 0.1, value_parser = crate::args::dropout)]
     pub dropout: f32,
     /// The projections adapted in every block (comma-separated).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "q,v")]
     pub targets: Vec<TargetArg>,
     /// Leave out examples longer than this many tokens (prompt and target).
-    #[arg(long, default_value_t = 2048)]
+    #[arg(long, default_value_t = 2048, value_parser = crate::args::at_least_one)]
     pub max_tokens: usize,
     #[command(flatten)]
     pub run: TrainFlags,
@@ -115,34 +116,35 @@ pub struct TrainFlags {
     #[arg(long)]
     pub checkpoint: PathBuf,
     /// Passes over the training data.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::args::at_least_one_u64)]
     pub epochs: u64,
     /// Stop after this many optimizer steps in total (across resumptions).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::at_least_one_u64)]
     pub max_steps: Option<u64>,
     /// AdamW learning rate.
-    #[arg(long, default_value_t = 1e-4)]
+    #[arg(long, default_value_t = 1e-4, value_parser = crate::args::positive)]
     pub lr: f64,
     /// AdamW weight decay.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = crate::args::non_negative)]
     pub weight_decay: f64,
-    /// Examples per micro-batch.
-    #[arg(long, default_value_t = 4)]
+    /// Examples per micro-batch (1 to 1024: each example's activations stay in memory for the
+    /// backward pass; use --grad-accum for larger effective batches).
+    #[arg(long, default_value_t = 4, value_parser = crate::args::train_batch)]
     pub batch_size: usize,
     /// Micro-batches per optimizer step (their gradients are averaged).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::args::at_least_one)]
     pub grad_accum: usize,
     /// Seeds the trained weights' initialisation, the data order and dropout.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Validate every this many optimizer steps (and at the end), when there is validation data.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = crate::args::at_least_one_u64)]
     pub eval_every: u64,
     /// Stop early after this many validations without a lower validation loss.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::at_least_one_u64)]
     pub patience: Option<u64>,
     /// Write the checkpoint every this many optimizer steps (and at the end).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = crate::args::at_least_one_u64)]
     pub checkpoint_every: u64,
     /// No progress bar and no step lines.
     #[arg(long)]
@@ -257,6 +259,13 @@ fn lora(a: LoraArgs) -> anyhow::Result<()> {
         dropout: a.dropout,
         targets: a.targets.iter().map(|&t| t.into()).collect(),
     };
+    // The rank against the model's projections, from its header, before any weight loads.
+    let dims = pgraphrag_llm::read_llama_dims(&a.model)
+        .with_context(|| format!("--model {}", a.model.display()))
+        .or_usage()?;
+    config
+        .check_dims(&dims)
+        .map_err(|e| usage(format!("--rank: {e}")))?;
     // Examples are tokenized exactly as generation formats prompts (chat template, BOS).
     let (examples, val) = {
         let tok = GgufModel::load(&a.model, GgufOptions::default())

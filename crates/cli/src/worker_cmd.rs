@@ -39,7 +39,7 @@ pub struct NatsArgs {
     #[arg(long)]
     pub replicas: Option<usize>,
     /// Seconds the server waits for a unit's ack before redelivering it.
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, value_parser = crate::args::positive)]
     pub ack_wait: f64,
     /// Deliveries of a unit before it is given up (dead letter).
     #[arg(long, default_value_t = 5)]
@@ -62,9 +62,6 @@ impl NatsArgs {
     }
 
     fn config(&self, urls: &str) -> anyhow::Result<QueueConfig> {
-        if !(self.ack_wait.is_finite() && self.ack_wait > 0.0) {
-            return Err(usage("--ack-wait must be a positive number of seconds"));
-        }
         let servers = urls.split(',').filter(|s| !s.trim().is_empty()).count();
         let config = QueueConfig {
             stream: self.stream.clone(),
@@ -98,14 +95,15 @@ pub struct WorkerArgs {
     #[arg(long)]
     pub name: Option<String>,
     /// Exit when the queue is drained (nothing waiting, nothing awaiting an ack) instead of
-    /// waiting for more units.
+    /// waiting for more units. The exit code is 1 when units were given up (dead letters) in
+    /// this run.
     #[arg(long)]
     pub drain: bool,
     /// Exit after this many units.
     #[arg(long)]
     pub max_units: Option<usize>,
     /// Give up after this many seconds without reaching the queue.
-    #[arg(long, default_value_t = 120.0)]
+    #[arg(long, default_value_t = 120.0, value_parser = crate::args::positive)]
     pub give_up_after: f64,
     /// No line per unit.
     #[arg(long)]
@@ -263,11 +261,6 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 /// Runs `pgraphrag worker`.
 pub fn run_worker(args: WorkerArgs) -> anyhow::Result<()> {
-    if !(args.give_up_after.is_finite() && args.give_up_after > 0.0) {
-        return Err(usage(
-            "--give-up-after must be a positive number of seconds",
-        ));
-    }
     let name = args
         .name
         .clone()
@@ -324,7 +317,20 @@ pub fn run_worker(args: WorkerArgs) -> anyhow::Result<()> {
         "{}",
         serde_json::json!({ "worker": name, "report": report })
     );
-    Ok(())
+    dead_letters(report.dead)
+}
+
+/// A worker's exit: a failure (exit code 1) when it gave up units in its run, so a script that
+/// drains the queue learns that part of the job is missing.
+fn dead_letters(dead: usize) -> anyhow::Result<()> {
+    match dead {
+        0 => Ok(()),
+        n => Err(anyhow::anyhow!(
+            "{n} unit{} given up in this run (dead letters): their results are missing; \
+             `pgraphrag queue status` lists them with their errors",
+            if n == 1 { " was" } else { "s were" }
+        )),
+    }
 }
 
 /// Runs `pgraphrag queue ...`.
@@ -553,4 +559,42 @@ fn export(a: ExportArgs) -> anyhow::Result<()> {
     let n = jobs::export_ranking(&store, &a.job, &a.out)?;
     eprintln!("wrote {n} records of job {} to {}", a.job, a.out.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dead_letters_fail_the_run_and_say_how_many() {
+        assert!(dead_letters(0).is_ok());
+        let e = dead_letters(3).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 1);
+        assert!(e.to_string().starts_with("3 units were given up"), "{e}");
+        assert!(
+            dead_letters(1)
+                .unwrap_err()
+                .to_string()
+                .starts_with("1 unit was given up")
+        );
+    }
+
+    #[test]
+    fn non_finite_numbers_are_refused_when_parsing() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            w: WorkerArgs,
+        }
+        for (flag, v) in [
+            ("--ack-wait", "NaN"),
+            ("--give-up-after", "inf"),
+            ("--ack-wait", "0"),
+        ] {
+            let e = Cli::try_parse_from(["x", flag, v]).err().unwrap();
+            assert_eq!(e.exit_code(), 2);
+            assert!(e.to_string().contains(flag), "{e}");
+        }
+    }
 }

@@ -54,7 +54,7 @@ pub use types::{
     Bm25Params, DocText, Embeddings, Entry, GenParams, ItemId, Message, Prompt, RankedEntry,
     RankedProfile, Role, Scored, sort_desc,
 };
-pub use vocab::{Language, Task, UnknownName};
+pub use vocab::{Language, RATING_SCALE, Task, UnknownName};
 
 /// Ranks candidate documents for a query.
 ///

@@ -27,6 +27,18 @@ pub struct UnknownName {
     pub expected: &'static str,
 }
 
+/// The star-rating scale of the PGraphRAG splits and of LaMP-3 (`1` to `5`, inclusive): the
+/// domain a rating read from those files must lie in (`pgraphrag-data` refuses a value outside
+/// it, naming the file, the record and the field), the constant answers a rating grid is
+/// compared with, and the live index's default rating range.
+///
+/// ```
+/// let scale = pgraphrag_core::RATING_SCALE;
+/// assert!(scale.contains(&4.5) && !scale.contains(&99999.0) && !scale.contains(&0.0));
+/// assert_eq!((*scale.start(), *scale.end()), (1.0, 5.0));
+/// ```
+pub const RATING_SCALE: std::ops::RangeInclusive<f64> = 1.0..=5.0;
+
 /// The three PGraphRAG tasks. Each decides the retrieval query ([`Task::query`]) and what
 /// the model generates. Serialises as `text`, `title`, `rating`.
 ///

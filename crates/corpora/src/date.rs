@@ -1,6 +1,20 @@
 //! Unix seconds to and from proleptic Gregorian calendar dates (UTC), for the `date` of LaMP
 //! profile items and the day-granular dates of the news corpus.
 
+/// The times a document may carry, as unix seconds (UTC): from 1900-01-01 00:00:00 to
+/// 2200-12-31 23:59:59. A time outside is a damaged record (a sentinel, an overflow, a time
+/// in milliseconds), not a date: [`read_corpus`](crate::read_corpus) refuses it
+/// ([`Error::BadTime`](crate::Error::BadTime)) and the converters skip it, so no LaMP file
+/// gets a date such as `-292277022657-01-27`.
+///
+/// ```
+/// use pgraphrag_corpora::{TIMES, unix_of_date};
+/// assert_eq!(*TIMES.start(), unix_of_date(1900, 1, 1).unwrap());
+/// assert_eq!(*TIMES.end() + 1, unix_of_date(2201, 1, 1).unwrap());
+/// assert!(TIMES.contains(&0) && !TIMES.contains(&i64::MIN) && !TIMES.contains(&1_700_000_000_000));
+/// ```
+pub const TIMES: std::ops::RangeInclusive<i64> = -2_208_988_800..=7_289_654_399;
+
 /// Days since 1970-01-01 of a calendar date (Howard Hinnant's `days_from_civil`).
 fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };

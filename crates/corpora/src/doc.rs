@@ -46,7 +46,8 @@ impl AuthoredDoc {
 }
 
 /// Reads a corpus file: one [`AuthoredDoc`] per line; blank lines are skipped. Errors name
-/// the file, the line and (in serde_json's message) the field.
+/// the file, the line and (in serde_json's message) the field; a time outside
+/// [`TIMES`](crate::TIMES) is [`Error::BadTime`].
 ///
 /// ```
 /// let text = "{\"author\":\"a\",\"doc_id\":\"1\",\"time\":5,\"text\":\"hi\"}\n\n";
@@ -54,6 +55,9 @@ impl AuthoredDoc {
 /// assert_eq!((docs.len(), docs[0].title.clone()), (1, None));
 /// let e = pgraphrag_corpora::parse_corpus(&b"{\"author\":\"a\"}"[..], "c.jsonl").unwrap_err();
 /// assert!(e.to_string().starts_with("c.jsonl: line 1: missing field `doc_id`"), "{e}");
+/// let far = "{\"author\":\"a\",\"doc_id\":\"7\",\"time\":-9223372036854775808,\"text\":\"hi\"}";
+/// let e = pgraphrag_corpora::parse_corpus(far.as_bytes(), "c.jsonl").unwrap_err();
+/// assert!(e.to_string().starts_with("c.jsonl: line 1 (doc_id \"7\"): field \"time\""), "{e}");
 /// ```
 pub fn parse_corpus(r: impl BufRead, path: impl AsRef<Path>) -> Result<Vec<AuthoredDoc>> {
     let path = path.as_ref();
@@ -67,11 +71,19 @@ pub fn parse_corpus(r: impl BufRead, path: impl AsRef<Path>) -> Result<Vec<Autho
         if line.trim().is_empty() {
             continue;
         }
-        let doc = serde_json::from_str(&line).map_err(|e| Error::CorpusLine {
+        let doc: AuthoredDoc = serde_json::from_str(&line).map_err(|e| Error::CorpusLine {
             path: path.to_path_buf(),
             line: i + 1,
             message: e.to_string(),
         })?;
+        if !crate::TIMES.contains(&doc.time) {
+            return Err(Error::BadTime {
+                path: path.to_path_buf(),
+                line: i + 1,
+                doc_id: doc.doc_id,
+                time: doc.time,
+            });
+        }
         out.push(doc);
     }
     Ok(out)

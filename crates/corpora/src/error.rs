@@ -40,6 +40,22 @@ pub enum Error {
         /// What was wrong (serde_json's message names the field).
         message: String,
     },
+    /// A document's `time` lies outside [`TIMES`](crate::TIMES) (years 1900 to 2200).
+    #[error(
+        "{}: line {line} (doc_id {doc_id:?}): field \"time\" {time} is not a time from 1900 to 2200 \
+         (unix seconds, UTC); correct the record or remove it",
+        path.display()
+    )]
+    BadTime {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// The document's id.
+        doc_id: String,
+        /// The time found.
+        time: i64,
+    },
     /// A line of an examples file is not a multistage
     /// [`Example`](crate::multistage::Example).
     #[error("{}: line {line}: not an example: {message}", path.display())]

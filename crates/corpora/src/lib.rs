@@ -48,7 +48,7 @@ mod report;
 mod spam_assassin;
 mod tabular;
 
-pub use date::{unix_of_date, ymd};
+pub use date::{TIMES, unix_of_date, ymd};
 pub use doc::{AuthoredDoc, parse_corpus, read_corpus, write_corpus};
 pub use error::{Error, Result};
 pub use mail::{

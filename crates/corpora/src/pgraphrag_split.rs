@@ -5,7 +5,6 @@
 //! `pgraphrag_data::SplitReview`). The profile order stands in for time: a review's `time` is
 //! its index in the user's profile (`profile[0]`, PGraphRAG's target review, is 0), so
 //! "earlier" means "earlier in the user's profile list".
-use std::collections::HashSet;
 use std::path::Path;
 
 use pgraphrag_data::Split;
@@ -33,9 +32,8 @@ use crate::{AuthoredDoc, Converted, Error, Report, Result, Skip};
 pub fn convert_pgraphrag_split(split: &Split, name: &str) -> Converted {
     let mut report = Report::default();
     let mut docs = Vec::new();
-    let mut seen = HashSet::new();
-    for user in &split.users {
-        if !seen.insert(user.id.as_str()) {
+    for (user, earlier) in split.users.iter().zip(split.repeated_ids()) {
+        if earlier.is_some() {
             report.skip_n(Skip::DuplicateUser, user.profile.len());
             continue;
         }

@@ -38,7 +38,8 @@ pub fn outlet(url: &str) -> Option<String> {
     (!host.is_empty() && host.contains('.')).then(|| host.to_string())
 }
 
-/// A `publish_date` (`2017/2/7` or `2017-02-07`) as unix seconds at midnight UTC.
+/// A `publish_date` (`2017/2/7` or `2017-02-07`) as unix seconds at midnight UTC; `None`
+/// outside [`TIMES`](crate::TIMES).
 fn publish_time(s: &str) -> Option<i64> {
     let mut it = s.trim().split(['/', '-']);
     let y = it.next()?.parse().ok()?;
@@ -47,7 +48,7 @@ fn publish_time(s: &str) -> Option<i64> {
     if it.next().is_some() {
         return None;
     }
-    unix_of_date(y, m, d)
+    unix_of_date(y, m, d).filter(|t| crate::TIMES.contains(t))
 }
 
 /// Converts `NewsArticles.csv` (columns `article_id`, `publish_date`, `article_source_link`,
@@ -202,4 +203,18 @@ pub fn convert_news_file(path: impl AsRef<Path>) -> Result<Converted> {
 pub fn convert_tweets_file(path: impl AsRef<Path>) -> Result<Converted> {
     let path = path.as_ref();
     convert_tweets(open(path)?, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::publish_time;
+
+    #[test]
+    fn publish_dates_outside_the_window_are_unreadable() {
+        assert_eq!(publish_time("2017/2/7"), Some(1_486_425_600));
+        assert_eq!(publish_time("1900-01-01"), Some(-2_208_988_800));
+        for bad in ["99999/1/1", "1899-12-31", "2201-01-01", "-5/1/1"] {
+            assert_eq!(publish_time(bad), None, "{bad}");
+        }
+    }
 }

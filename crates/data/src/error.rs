@@ -65,6 +65,62 @@ pub enum Error {
         /// The user id.
         user: String,
     },
+    /// A value of the right type outside its field's domain: a rating off the star-rating
+    /// scale ([`pgraphrag_core::RATING_SCALE`]), a LaMP gold that is not one of its task's
+    /// labels. Scoring it would give a wrong number rather than an error.
+    #[error(transparent)]
+    OutOfRange(Box<OutOfRange>),
+    /// Two records of a split share a user id: the graph would merge them, and one record's
+    /// held-out target (`profile[0]`) would become part of the other's profile.
+    #[error(
+        "{path}: record {record}: user id {user:?} is already record {first}'s; each user needs \
+         exactly one record, or one record's held-out target (profile[0]) leaks into the other's \
+         profile: merge or rename the records"
+    )]
+    DuplicateUser {
+        /// The file.
+        path: PathBuf,
+        /// Index of the later record.
+        record: usize,
+        /// Index of the earlier record with the same id.
+        first: usize,
+        /// The user id.
+        user: String,
+    },
+}
+
+/// Where a value outside its domain is, what it is and what it must be: the detail of
+/// [`Error::OutOfRange`].
+///
+/// ```
+/// let e = pgraphrag_data::parse_split(br#"[{"id": "u", "profile": [{"pid": "p", "rating": 0}]}]"#, "s.json").unwrap_err();
+/// let pgraphrag_data::Error::OutOfRange(o) = &e else { panic!("{e}") };
+/// assert_eq!((o.record, o.review, o.field, o.id.as_str(), &*o.value), (0, Some(0), "rating", "u", "0"));
+/// assert!(e.to_string().starts_with(r#"s.json: record 0 (id "u"), profile[0], field "rating": 0 is not a star rating"#), "{e}");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {}: {value} is not {expected}; correct the record or remove it", path.display(), where_id(*record, *review, field, id))]
+pub struct OutOfRange {
+    /// The file.
+    pub path: PathBuf,
+    /// Index of the record in the top-level list.
+    pub record: usize,
+    /// Index of the item in the record's `profile`, if the value is inside one.
+    pub review: Option<usize>,
+    /// The field (`"rating"`, `"output"`, `"score"`, ...).
+    pub field: &'static str,
+    /// The record's id (user or question), as the file has it.
+    pub id: String,
+    /// The value, as the file has it.
+    pub value: String,
+    /// What the value must be (`"a star rating from 1 to 5"`).
+    pub expected: String,
+}
+
+impl From<OutOfRange> for Error {
+    fn from(o: OutOfRange) -> Self {
+        Error::OutOfRange(Box::new(o))
+    }
 }
 
 fn where_(record: Option<usize>, review: Option<usize>, field: &str) -> String {
@@ -79,6 +135,13 @@ fn where_(record: Option<usize>, review: Option<usize>, field: &str) -> String {
         s.push_str(&format!(", field {field:?}"));
     }
     s
+}
+
+/// [`where_`] with the record's id after the record.
+fn where_id(record: usize, review: Option<usize>, field: &str, id: &str) -> String {
+    let full = where_(Some(record), review, field);
+    let head = format!("record {record}");
+    format!("{head} (id {id:?}){}", &full[head.len()..])
 }
 
 /// `Result` with [`Error`].

@@ -18,7 +18,13 @@
 //!   temporary file, fsync, rename), and the refusals before any write (links, FIFOs, devices,
 //!   folders, an output that is one of the inputs; [`OutputError`]).
 //! * [`lamp`]: LaMP's questions and outputs files (`read_questions`, `read_questions_for`,
-//!   `write_questions`, `read_outputs`, `write_outputs`).
+//!   `write_questions`, `read_outputs`, `read_outputs_for`, `write_outputs`), golds checked
+//!   against their task's domain (`check_golds`).
+//!
+//! Values are checked against their domain when they are read, so that bad input is an error
+//! rather than a wrong number: ratings on [`pgraphrag_core::RATING_SCALE`], LaMP golds among
+//! their task's labels; [`Split::check_unique_ids`] refuses a split whose records share a
+//! user id ([`Error::OutOfRange`], [`Error::DuplicateUser`]).
 //! * [`recbole`]: RecBole's atomic files ([`AtomicFile`]: `ml-100k.inter`, `.item`, `.kg`,
 //!   `.link`, …) and the line reader under them, errors ([`RecboleError`]) naming the file and
 //!   the line.
@@ -49,7 +55,7 @@ mod ranking;
 pub mod recbole;
 mod split;
 
-pub use error::{Error, Result};
+pub use error::{Error, OutOfRange, Result};
 pub use jsonl::JsonlError;
 pub use output::{OutputError, write_atomic};
 pub use paths::{DATASETS, pgraphrag_split_path};

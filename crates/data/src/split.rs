@@ -1,10 +1,11 @@
 use std::path::{Path, PathBuf};
 
-use pgraphrag_core::Entry;
+use pgraphrag_core::{Entry, RATING_SCALE};
 use pgraphrag_graph::{GraphOptions, ItemId, UserItemGraph};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::error::OutOfRange;
 use crate::{Error, Result};
 
 /// One review of a PGraphRAG split, as stored in the file (raw: an empty title stays
@@ -47,6 +48,9 @@ pub struct Split {
     /// The users, in file order.
     pub users: Vec<SplitUser>,
 }
+
+/// What a split's rating must be ([`RATING_SCALE`]), in [`Error::OutOfRange`]'s words.
+const STAR_RATING: &str = "a star rating from 1 to 5 (or null)";
 
 /// How product ids become graph item ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -117,9 +121,63 @@ impl Split {
     pub fn num_reviews(&self) -> usize {
         self.users.iter().map(|u| u.profile.len()).sum()
     }
+
+    /// For each record, in file order, the earlier record with the same user id (`None` for
+    /// the first record of each id): the one test for repeated users, which
+    /// [`Split::check_unique_ids`] refuses and converters that drop repeats skip by.
+    ///
+    /// ```
+    /// let s = pgraphrag_data::parse_split(br#"[{"id": "a", "profile": [{"pid": "p"}]},
+    ///     {"id": "b", "profile": [{"pid": "p"}]}, {"id": "a", "profile": [{"pid": "q"}]}]"#, "s.json").unwrap();
+    /// assert_eq!(s.repeated_ids(), [None, None, Some(0)]);
+    /// ```
+    pub fn repeated_ids(&self) -> Vec<Option<usize>> {
+        let mut first = std::collections::HashMap::with_capacity(self.users.len());
+        self.users
+            .iter()
+            .enumerate()
+            .map(|(i, u)| match first.entry(u.id.as_str()) {
+                std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(i);
+                    None
+                }
+            })
+            .collect()
+    }
+
+    /// Refuses a split in which two records share a user id ([`Error::DuplicateUser`],
+    /// naming `path`, both records and the id): the graph would merge their reviews under one
+    /// user, so one record's held-out target would sit in the other's profile. Every command
+    /// that ranks, generates or scores a split calls it after loading.
+    ///
+    /// ```
+    /// let s = pgraphrag_data::parse_split(br#"[{"id": "a", "profile": [{"pid": "p"}]},
+    ///     {"id": "a", "profile": [{"pid": "q"}]}]"#, "s.json").unwrap();
+    /// let e = s.check_unique_ids("s.json").unwrap_err().to_string();
+    /// assert!(e.starts_with("s.json: record 1: user id \"a\" is already record 0's"), "{e}");
+    /// ```
+    pub fn check_unique_ids(&self, path: impl AsRef<Path>) -> Result<()> {
+        match self
+            .repeated_ids()
+            .into_iter()
+            .enumerate()
+            .find_map(|(record, first)| first.map(|first| (record, first)))
+        {
+            None => Ok(()),
+            Some((record, first)) => Err(Error::DuplicateUser {
+                path: path.as_ref().to_path_buf(),
+                record,
+                first,
+                user: self.users[record].id.clone(),
+            }),
+        }
+    }
 }
 
-/// Reads a split file. Errors name the file, the record, the review and the field.
+/// Reads a split file. Errors name the file, the record, the review and the field; a rating
+/// outside [`RATING_SCALE`] is an error ([`Error::OutOfRange`]). Repeated user ids are not
+/// refused here (a converter may skip them): call [`Split::check_unique_ids`] before ranking.
 ///
 /// ```no_run
 /// let data = std::path::Path::new("../shared/data");
@@ -345,14 +403,18 @@ pub fn parse_split(bytes: &[u8], path: impl AsRef<Path>) -> Result<Split> {
         let mut reviews = Vec::with_capacity(profile.len());
         for (vi, r) in profile.into_iter().enumerate() {
             if let Some(x) = r.rating
-                && !x.is_finite()
+                && !RATING_SCALE.contains(&x)
             {
-                return Err(schema(
-                    ri,
-                    Some(vi),
-                    "rating",
-                    format!("not a finite number: {x}"),
-                ));
+                return Err(OutOfRange {
+                    path: path.clone(),
+                    record: ri,
+                    review: Some(vi),
+                    field: "rating",
+                    id: id.clone(),
+                    value: x.to_string(),
+                    expected: STAR_RATING.into(),
+                }
+                .into());
             }
             let Some(RawPid(pid)) = r.pid.or(r.product_asin) else {
                 return Err(schema(
@@ -441,6 +503,45 @@ mod tests {
                 assert!(e.contains(w), "{e} lacks {w}");
             }
         }
+    }
+
+    #[test]
+    fn ratings_off_the_scale_are_refused_naming_the_record() {
+        for bad in ["99999", "0", "-1", "5.5", "1e308"] {
+            let json = format!(
+                r#"[{{"id":"a","profile":[{{"pid":"x","rating":4}}]}},{{"id":"b","profile":[{{"pid":"x"}},{{"pid":"y","rating":{bad}}}]}}]"#
+            );
+            let e = parse_split(json.as_bytes(), "f.json").unwrap_err();
+            assert!(
+                matches!(&e, Error::OutOfRange(o) if (o.record, o.review, o.field, o.id.as_str()) == (1, Some(1), "rating", "b")),
+                "{e:?}"
+            );
+            let m = e.to_string();
+            assert!(
+                m.starts_with("f.json: record 1 (id \"b\"), profile[1], field \"rating\": ")
+                    && m.contains("not a star rating from 1 to 5"),
+                "{m}"
+            );
+        }
+        let ok = br#"[{"id":"a","profile":[{"pid":"x","rating":1},{"pid":"y","rating":4.5},{"pid":"z","rating":5.0},{"pid":"w","rating":null}]}]"#;
+        assert_eq!(parse_split(ok, "f.json").unwrap().num_reviews(), 4);
+    }
+
+    #[test]
+    fn repeated_user_ids_are_found_and_refused() {
+        let s = parse_split(
+            br#"[{"id":"a","profile":[{"pid":"x"}]},{"id":"b","profile":[{"pid":"x"}]},{"id":"b","profile":[{"pid":"y"}]},{"id":"a","profile":[{"pid":"z"}]}]"#,
+            "f.json",
+        )
+        .unwrap();
+        assert_eq!(s.repeated_ids(), [None, None, Some(1), Some(0)]);
+        let e = s.check_unique_ids("f.json").unwrap_err();
+        assert!(
+            matches!(&e, Error::DuplicateUser { record: 2, first: 1, user, .. } if user == "b"),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("leaks"), "{e}");
+        assert!(Split::default().check_unique_ids("f.json").is_ok());
     }
 
     #[test]

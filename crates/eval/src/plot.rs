@@ -1,7 +1,9 @@
 //! Results tables as SVG bar charts (no plotting dependency: the SVG is written directly).
 
-use crate::{Error, Result, ResultRow, ResultsTable};
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
+
+use crate::{Error, Result, ResultRow, ResultsTable};
 
 /// Bar colours for k = 1, 2, 4, … (colour-blind-safe, in the order the k values appear).
 const COLOURS: [&str; 6] = [
@@ -13,6 +15,22 @@ const LEFT: f64 = 48.0;
 const RIGHT: f64 = 12.0;
 const TOP: f64 = 58.0;
 const BOTTOM: f64 = 40.0;
+/// Most metric panels a chart draws.
+const MAX_PANELS: usize = 8;
+/// Most mode groups a panel draws (the first in table order): bars stay a few pixels wide.
+const MAX_GROUPS: usize = 24;
+/// Most k values a panel draws (the smallest): one colour each.
+const MAX_KS: usize = COLOURS.len();
+
+/// What a chart draws: the groups (modes, table order), the series (k values, ascending), each
+/// (mode, k) cell's row (the first with that label), the panels, and what was left out.
+struct Layout<'a> {
+    groups: Vec<&'a str>,
+    ks: Vec<(u32, &'a str)>,
+    cells: HashMap<(&'a str, &'a str), &'a ResultRow>,
+    columns: usize,
+    note: Option<String>,
+}
 
 impl ResultsTable {
     /// Reads a table back from the CSV that [`ResultsTable::to_csv`] writes (`mode_k,<metric>…`,
@@ -32,15 +50,24 @@ impl ResultsTable {
             .trim(csv::Trim::All)
             .from_reader(csv.as_bytes());
         // The 1-based line of a record: the reader's position is where it started reading,
-        // before the blank lines it skips (and its line count leaves them out).
+        // before the blank lines it skips (and its line count leaves them out). Positions only
+        // grow, so the newlines are counted once, from the last position asked for.
         let bytes = csv.as_bytes();
+        let counted = std::cell::Cell::new((0usize, 1usize));
         let line_of = |pos: Option<&csv::Position>| {
             pos.map_or(0, |p| {
                 let mut start = (p.byte() as usize).min(bytes.len());
                 while start < bytes.len() && matches!(bytes[start], b'\n' | b'\r') {
                     start += 1;
                 }
-                1 + bytes[..start].iter().filter(|&&b| b == b'\n').count()
+                let (from, line) = counted.get();
+                let line = if start >= from {
+                    line + bytes[from..start].iter().filter(|&&b| b == b'\n').count()
+                } else {
+                    1 + bytes[..start].iter().filter(|&&b| b == b'\n').count()
+                };
+                counted.set((start, line));
+                line
             })
         };
         // Records with their 1-based line, blank lines skipped.
@@ -121,22 +148,12 @@ impl ResultsTable {
     /// assert!(svg.contains("both_k2: 0.069"));
     /// ```
     pub fn to_svg(&self) -> String {
-        // Groups (modes) in order of first appearance; series (k) sorted.
-        let mut groups: Vec<&str> = Vec::new();
-        let mut ks: Vec<(u32, String)> = Vec::new();
-        for r in &self.rows {
-            let (mode, k) = split_config(&r.config);
-            if !groups.contains(&mode) {
-                groups.push(mode);
-            }
-            if !ks.iter().any(|(_, s)| s == k) {
-                ks.push((k.parse().unwrap_or(u32::MAX), k.to_string()));
-            }
-        }
-        ks.sort();
-        let ncol = self.columns.len().max(1);
+        let layout = self.layout();
+        let ks = &layout.ks;
+        let ncol = layout.columns.max(1);
         let width = PANEL_W * ncol as f64;
-        let height = PANEL_H + 24.0;
+        let note_h = if layout.note.is_some() { 18.0 } else { 0.0 };
+        let height = PANEL_H + 24.0 + note_h;
         let mut s = String::new();
         let _ = writeln!(
             s,
@@ -161,30 +178,106 @@ impl ResultsTable {
                 esc(k)
             );
         }
-        for (c, name) in self.columns.iter().enumerate() {
-            self.panel(&mut s, c, name, &groups, &ks, PANEL_W * c as f64);
+        for (c, name) in self.columns.iter().take(ncol).enumerate() {
+            self.panel(&mut s, c, name, &layout, PANEL_W * c as f64);
+        }
+        if let Some(note) = &layout.note {
+            let _ = writeln!(
+                s,
+                r##"<text class="note" x="8" y="{:.1}" fill="#a00">{}</text>"##,
+                height - 6.0,
+                esc(note)
+            );
         }
         s.push_str("</svg>\n");
         s
     }
 
-    fn panel(
-        &self,
-        s: &mut String,
-        col: usize,
-        name: &str,
-        groups: &[&str],
-        ks: &[(u32, String)],
-        x0: f64,
-    ) {
+    /// What [`ResultsTable::to_svg`] leaves out of a table too large to draw legibly, in the
+    /// words of the note it writes at the chart's foot (`None` when everything is drawn): at
+    /// most 8 metric panels, 24 mode groups (the first in table order) and 6 k values (the
+    /// smallest), so a chart stays small whatever the table's size.
+    ///
+    /// ```
+    /// let rows: String = (0..100).map(|i| format!("m{i}_k1,0.5\n")).collect();
+    /// let t = pgraphrag_eval::ResultsTable::from_csv("t", &format!("mode_k,MAE\n{rows}")).unwrap();
+    /// let note = t.chart_note().unwrap();
+    /// assert_eq!(note, "chart shows the first 24 of 100 modes; every row is in the table");
+    /// assert!(t.to_svg().contains(&note));
+    /// ```
+    pub fn chart_note(&self) -> Option<String> {
+        self.layout().note
+    }
+
+    /// The groups, k values and cells the chart draws, found in one pass over the rows.
+    fn layout(&self) -> Layout<'_> {
+        let mut groups: Vec<&str> = Vec::new();
+        let mut seen_groups = HashSet::new();
+        let mut ks: Vec<(u32, &str)> = Vec::new();
+        let mut seen_ks = HashSet::new();
+        let mut cells: HashMap<(&str, &str), &ResultRow> = HashMap::new();
+        for r in &self.rows {
+            let (mode, k) = split_config(&r.config);
+            if seen_groups.insert(mode) {
+                groups.push(mode);
+            }
+            if seen_ks.insert(k) {
+                ks.push((k.parse().unwrap_or(u32::MAX), k));
+            }
+            cells.entry((mode, k)).or_insert(r);
+        }
+        ks.sort();
+        let mut cut = Vec::new();
+        for (what, shown, all) in [
+            (
+                "metrics",
+                MAX_PANELS.min(self.columns.len()),
+                self.columns.len(),
+            ),
+            ("modes", MAX_GROUPS.min(groups.len()), groups.len()),
+            ("k values", MAX_KS.min(ks.len()), ks.len()),
+        ] {
+            if shown < all {
+                let which = if what == "k values" {
+                    "smallest"
+                } else {
+                    "first"
+                };
+                cut.push(format!("the {which} {shown} of {all} {what}"));
+            }
+        }
+        groups.truncate(MAX_GROUPS);
+        ks.truncate(MAX_KS);
+        Layout {
+            columns: self.columns.len().min(MAX_PANELS),
+            groups,
+            ks,
+            cells,
+            note: (!cut.is_empty())
+                .then(|| format!("chart shows {}; every row is in the table", cut.join(", "))),
+        }
+    }
+
+    fn panel(&self, s: &mut String, col: usize, name: &str, layout: &Layout<'_>, x0: f64) {
+        let (groups, ks) = (&layout.groups, &layout.ks);
         let lower = matches!(name.to_ascii_uppercase().as_str(), "MAE" | "RMSE");
         let plot_w = PANEL_W - LEFT - RIGHT;
         let plot_h = PANEL_H - TOP - BOTTOM;
         let (px, py) = (x0 + LEFT, 24.0 + TOP);
-        let max = self
-            .rows
+        // The bars drawn, per group: (series index, row).
+        let bars: Vec<Vec<(usize, &ResultRow)>> = groups
             .iter()
-            .filter_map(|r| r.values.get(col).copied())
+            .map(|mode| {
+                ks.iter()
+                    .enumerate()
+                    .filter_map(|(i, (_, k))| layout.cells.get(&(*mode, *k)).map(|r| (i, *r)))
+                    .collect()
+            })
+            .collect();
+        let max = bars
+            .iter()
+            .flatten()
+            .filter_map(|(_, r)| r.values.get(col).copied())
             .filter(|v| v.is_finite())
             .fold(0.0f64, f64::max);
         let (top, step) = nice_axis(max);
@@ -236,17 +329,7 @@ impl ResultsTable {
         }
         let group_w = plot_w / groups.len().max(1) as f64;
         let bar_w = group_w * 0.8 / ks.len().max(1) as f64;
-        for (g, mode) in groups.iter().enumerate() {
-            let bars: Vec<(usize, &ResultRow)> = ks
-                .iter()
-                .enumerate()
-                .filter_map(|(i, (_, k))| {
-                    self.rows
-                        .iter()
-                        .find(|r| split_config(&r.config) == (*mode, k.as_str()))
-                        .map(|r| (i, r))
-                })
-                .collect();
+        for (g, (mode, bars)) in groups.iter().zip(&bars).enumerate() {
             let gx = px + group_w * g as f64 + (group_w - bar_w * bars.len() as f64) / 2.0;
             for (j, (i, r)) in bars.iter().enumerate() {
                 let Some(v) = r.values.get(col).copied().filter(|v| v.is_finite()) else {
@@ -376,6 +459,52 @@ mod tests {
         let pos = |m: &str| svg.find(&format!(">{m}</text>")).unwrap();
         assert!(
             pos("none") < pos("user") && pos("user") < pos("both") && pos("both") < pos("random")
+        );
+    }
+
+    #[test]
+    fn a_huge_table_is_read_and_drawn_in_linear_time_to_a_bounded_chart() {
+        // 200,000 distinct cells in 40,000 modes and 5 k values, 3 metrics.
+        let mut csv = String::from("mode_k,ROUGE-1,ROUGE-L,METEOR\n");
+        for i in 0..200_000 {
+            csv.push_str(&format!("m{}_k{},0.{i:06},0.5,nan\n", i / 5, 1 << (i % 5)));
+        }
+        let t0 = std::time::Instant::now();
+        let t = ResultsTable::from_csv("big", &csv).unwrap();
+        let svg = t.to_svg();
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            t0.elapsed()
+        );
+        assert_eq!(t.rows.len(), 200_000);
+        let note = t.chart_note().unwrap();
+        assert_eq!(
+            note,
+            "chart shows the first 24 of 40000 modes; every row is in the table"
+        );
+        assert!(svg.contains(r#"class="note""#) && svg.contains(&note));
+        // 24 modes x 5 k values in 2 panels (METEOR is NaN), 5 swatches, the background.
+        assert_eq!(svg.matches("<rect").count(), 2 * 24 * 5 + 5 + 1);
+        assert!(svg.len() < 200_000, "{} bytes", svg.len());
+        // Lines are still counted right deep into the file.
+        let e = ResultsTable::from_csv("big", &format!("{csv}\nlast_k1,x,1,1\n")).unwrap_err();
+        assert!(e.to_string().contains("line 200003:"), "{e}");
+        // Too many metrics and k values are cut too; a small table is drawn whole.
+        let head: String = (0..10).map(|i| format!(",c{i}")).collect();
+        let row: String = (1..=8)
+            .map(|k| format!("both_k{k}{}\n", ",1".repeat(10)))
+            .collect();
+        let wide = ResultsTable::from_csv("w", &format!("mode_k{head}\n{row}")).unwrap();
+        assert_eq!(
+            wide.chart_note().unwrap(),
+            "chart shows the first 8 of 10 metrics, the smallest 6 of 8 k values; every row is in the table"
+        );
+        assert!(
+            ResultsTable::from_csv("x", CSV)
+                .unwrap()
+                .chart_note()
+                .is_none()
         );
     }
 

@@ -24,8 +24,11 @@ pub enum Error {
         /// The folders looked in, in order.
         tried: Vec<PathBuf>,
     },
-    /// A WordNet file is malformed.
-    #[error("WordNet file {path}, line {line}: {message}")]
+    /// A WordNet file is cut short or malformed; the whole folder is refused.
+    #[error(
+        "WordNet file {path}, line {line}: {message}; the WordNet folder is damaged: fetch it \
+         again (scripts/fetch-wordnet.sh) or point WORDNET_DIR at an intact WordNet 3.0"
+    )]
     WordNetFormat {
         /// The file.
         path: PathBuf,

@@ -14,6 +14,7 @@
 //! assert_eq!(r.mae, (1.0 + 3.0) / 2.0); // "great!" -> 5.0, farther from 2 than 1.0 is
 //! ```
 use crate::error::{Error, Result};
+use pgraphrag_core::RATING_SCALE;
 use pgraphrag_text::py;
 
 /// LaMP's reading of a rating, Python's `float(s.strip())` ([`py::float`] of [`py::strip`]):
@@ -29,10 +30,11 @@ pub fn lamp_rating(prediction: &str, gold: f64) -> f64 {
     match parse_python_float(prediction) {
         Some(v) => v,
         None => {
-            if (1.0 - gold).abs() > (5.0 - gold).abs() {
-                1.0
+            let (lo, hi) = (*RATING_SCALE.start(), *RATING_SCALE.end());
+            if (lo - gold).abs() > (hi - gold).abs() {
+                lo
             } else {
-                5.0
+                hi
             }
         }
     }

@@ -56,6 +56,7 @@ const SUBSTITUTIONS: [&[(&str, &str)]; 4] = [
     &[],
 ];
 
+mod check;
 mod locate;
 
 pub use locate::{REQUIRED_FILES, find, is_wordnet_dir, search_paths};
@@ -114,14 +115,37 @@ impl WordNet {
         Ok(wn)
     }
 
-    /// Loads WordNet from a folder holding `index.*`, `data.*` and `*.exc`.
+    /// Loads WordNet from a folder holding `index.*`, `data.*` and `*.exc`, after checking
+    /// each file's integrity: a file cut short, a line that does not parse, or an index entry
+    /// that does not point at a synset line refuses the whole folder
+    /// ([`Error::WordNetFormat`], naming the file, the line and what is wrong), rather than
+    /// letting METEOR find fewer synonyms.
+    ///
+    /// ```
+    /// use pgraphrag_metrics::{Error, wordnet::{WordNet, find, search_paths}};
+    /// let dir = find(&search_paths(|k| std::env::var_os(k), &[std::env::current_dir()?]))?;
+    /// let copy = tempfile::tempdir()?;
+    /// for f in pgraphrag_metrics::wordnet::REQUIRED_FILES {
+    ///     std::fs::copy(dir.join(f), copy.path().join(f))?;
+    /// }
+    /// let cut = std::fs::read(dir.join("data.adv"))?;
+    /// std::fs::write(copy.path().join("data.adv"), &cut[..cut.len() / 2])?;
+    /// let e = WordNet::load(copy.path()).unwrap_err();
+    /// assert!(matches!(&e, Error::WordNetFormat { path, .. } if path.ends_with("data.adv")), "{e}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn load(dir: &Path) -> Result<WordNet> {
         let mut index: [IndexFile; 4] = Default::default();
         let mut exceptions: [HashMap<String, Vec<String>>; 4] = Default::default();
         let mut data: [Vec<u8>; 4] = Default::default();
-        for (k, (_, name)) in POS.iter().enumerate() {
+        for (k, &(pos, name)) in POS.iter().enumerate() {
+            let data_path = dir.join(format!("data.{name}"));
+            data[k] = read(&data_path)?;
+            check::data(&data_path, &data[k], pos)?;
             let path = dir.join(format!("index.{name}"));
-            index[k] = IndexFile::new(read(&path)?).ok_or_else(|| Error::WordNetFormat {
+            let bytes = read(&path)?;
+            check::index(&path, &bytes, pos, &data_path, &data[k])?;
+            index[k] = IndexFile::new(bytes).ok_or_else(|| Error::WordNetFormat {
                 path: path.clone(),
                 line: 1,
                 message: "index file larger than 4 GiB".into(),
@@ -135,13 +159,13 @@ impl WordNet {
             }
             let path = dir.join(format!("{name}.exc"));
             let bytes = read(&path)?;
+            check::exceptions(&path, &bytes)?;
             for line in String::from_utf8_lossy(&bytes).lines() {
                 let mut it = line.split_whitespace();
                 if let Some(form) = it.next() {
                     exceptions[k].insert(form.to_string(), it.map(str::to_string).collect());
                 }
             }
-            data[k] = read(&dir.join(format!("data.{name}")))?;
         }
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(WordNet {

@@ -79,6 +79,24 @@ pub enum TrainError {
     /// A configuration value is out of range.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// A LoRA rank larger than a projection it adapts: `B A` would be no low-rank update, and
+    /// the adapters' memory grows with the rank (a rank of 10⁹ asks for terabytes).
+    #[error(
+        "LoRA rank {rank} is larger than the {target} projection ({out} × {inp}) of this model: \
+         the rank must be from 1 to {max}, the smaller side of every adapted projection"
+    )]
+    RankTooLarge {
+        /// The rank asked for.
+        rank: usize,
+        /// The narrowest projection it adapts (`attn_v`, `ffn_down`, ...).
+        target: &'static str,
+        /// Its output size.
+        out: usize,
+        /// Its input size.
+        inp: usize,
+        /// The largest rank that fits every adapted projection.
+        max: usize,
+    },
     /// An input (token ids, embeddings, an example) is not what the model takes.
     #[error("invalid input: {0}")]
     Input(String),

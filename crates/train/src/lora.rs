@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{Ctx, Result, TrainError};
 use crate::llama::Llama;
 use crate::ops::{dropout, mix};
+use pgraphrag_llm::LlamaDims;
 
 /// The projections an adapter can target: `pgraphrag-llm`'s, which its native engine applies.
 pub use pgraphrag_llm::LoraTarget;
@@ -62,6 +63,45 @@ impl LoraConfig {
             return Err(TrainError::Config("LoRA needs at least one target".into()));
         }
         Ok(())
+    }
+
+    /// Checks the rank against the model's projections before anything is allocated: it must
+    /// be at most `min(out, in)` of every target ([`TrainError::RankTooLarge`] names the
+    /// narrowest target and the largest rank that fits). [`Lora::new`] calls it; a caller with
+    /// only the model's header ([`pgraphrag_llm::read_llama_dims`]) calls it before loading.
+    ///
+    /// ```
+    /// use pgraphrag_train::{LoraConfig, TrainError};
+    /// let d = pgraphrag_llm::LlamaDims { n_embd: 16, n_head: 2, n_kv_head: 1, head_dim: 8, n_ff: 32,
+    ///     n_layer: 1, rope_dim: 8, rope_base: 1e4, eps: 1e-5, vocab: 10 };
+    /// let mut c = LoraConfig::kragrec(); // q and v: 16 × 16 and 8 × 16
+    /// c.rank = 8;
+    /// assert!(c.check_dims(&d).is_ok());
+    /// c.rank = 9;
+    /// let e = c.check_dims(&d).unwrap_err();
+    /// assert!(matches!(e, TrainError::RankTooLarge { max: 8, target: "attn_v", .. }), "{e}");
+    /// ```
+    pub fn check_dims(&self, dims: &LlamaDims) -> Result<()> {
+        let side = |t: LoraTarget| {
+            let (out, inp) = t.shape(dims);
+            out.min(inp)
+        };
+        // The projection with the smallest side bounds the rank.
+        let Some(narrowest) = self.targets.iter().copied().min_by_key(|&t| side(t)) else {
+            return Ok(());
+        };
+        let max = side(narrowest);
+        if self.rank <= max {
+            return Ok(());
+        }
+        let (out, inp) = narrowest.shape(dims);
+        Err(TrainError::RankTooLarge {
+            rank: self.rank,
+            target: narrowest.name(),
+            out,
+            inp,
+            max,
+        })
     }
 }
 
@@ -137,6 +177,7 @@ impl Lora {
     pub fn new(model: &Llama, config: LoraConfig, seed: u64) -> Result<Self> {
         config.check()?;
         let d = *model.dims();
+        config.check_dims(&d)?;
         let dev = model.device();
         let mut pairs = HashMap::new();
         let mut rng = ChaCha8Rng::seed_from_u64(seed);

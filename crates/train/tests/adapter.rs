@@ -183,10 +183,12 @@ fn adapters_of_another_model_and_bad_data_are_refused() {
     let tiny = Llama::from_f32(w, "tiny", &Device::Cpu).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("tiny.safetensors");
-    Lora::new(&tiny, LoraConfig::kragrec(), 0)
-        .unwrap()
-        .save(&file)
-        .unwrap();
+    // Rank 2: the rank cannot exceed the tiny model's 2 × 4 value projection.
+    let config = LoraConfig {
+        rank: 2,
+        ..LoraConfig::kragrec()
+    };
+    Lora::new(&tiny, config, 0).unwrap().save(&file).unwrap();
     let err = Lora::load_for_gguf(&gguf, &file).unwrap_err();
     assert!(matches!(err, TrainError::BaseModelMismatch { .. }), "{err}");
     // A truncated file.

@@ -1,8 +1,8 @@
 //! LaMP-3 (rating prediction) from a PGraphRAG split and from MovieLens-100K.
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use pgraphrag_core::{LampGold, LampProfileItem, LampQuestion, LampTask};
+use pgraphrag_core::{LampGold, LampProfileItem, LampQuestion, LampTask, RATING_SCALE};
 use pgraphrag_data::{AtomicFile, Split};
 
 use super::authored::{Timed, build_timed};
@@ -12,7 +12,7 @@ use crate::{Report, Result, Skip};
 /// A rating that is an integer from 1 to 5, as its string.
 fn score(rating: Option<f64>) -> Option<String> {
     rating
-        .filter(|r| r.fract() == 0.0 && (1.0..=5.0).contains(r))
+        .filter(|r| r.fract() == 0.0 && RATING_SCALE.contains(r))
         .map(|r| format!("{}", r as i64))
 }
 
@@ -42,9 +42,8 @@ pub fn lamp3_from_split(split: &Split, opts: &BuildOptions) -> Result<LampBuild>
     opts.check()?;
     let mut report = Report::default();
     let mut per_user = BTreeMap::new();
-    let mut seen = HashSet::new();
-    for user in &split.users {
-        if !seen.insert(user.id.as_str()) {
+    for (user, earlier) in split.users.iter().zip(split.repeated_ids()) {
+        if earlier.is_some() {
             report.skip(Skip::DuplicateUser);
             continue;
         }
@@ -193,7 +192,7 @@ pub fn read_movielens(dir: &Path) -> Result<MovieLens> {
             .trim()
             .parse::<f64>()
             .ok()
-            .filter(|t| t.is_finite() && *t >= 0.0);
+            .filter(|t| t.is_finite() && *t >= 0.0 && crate::TIMES.contains(&(*t as i64)));
         let (Some(time), Some(r)) = (time, score(rating)) else {
             report.skip(if rating.is_some() {
                 Skip::BadValue

@@ -44,10 +44,11 @@ mod read;
 
 use std::path::Path;
 
-use pgraphrag_core::{LampGold, LampQuestion, LampTask};
-use pgraphrag_text::py::{DumpOptions, json_dump_to};
+use pgraphrag_core::{LampGold, LampQuestion, LampTask, RATING_SCALE};
+use pgraphrag_text::py::{self, DumpOptions, json_dump_to};
 use serde::Serialize;
 
+use crate::error::OutOfRange;
 use crate::{Error, Result, write_atomic};
 
 pub use read::{parse_outputs, parse_questions};
@@ -74,8 +75,8 @@ pub fn read_questions(path: &Path) -> Result<Vec<LampQuestion>> {
 }
 
 /// Reads a LaMP questions file and checks that every profile item has the fields `task`'s
-/// prompts read ([`LampTask::profile_fields`]); the error names the record, the item, the
-/// field and the question id.
+/// prompts read ([`LampTask::profile_fields`]), and for LaMP-3 that every `score` is a rating
+/// from 1 to 5; the error names the record, the item, the field and the question id.
 ///
 /// ```
 /// use pgraphrag_core::LampTask;
@@ -117,9 +118,76 @@ pub fn check_fields(
                     message: format!("missing (question id {:?}; {task} needs it)", q.id),
                 });
             }
+            if task == LampTask::Lamp3
+                && let Some(score) = item.get("score")
+                && !is_rating(score)
+            {
+                return Err(OutOfRange {
+                    path: path.as_ref().to_path_buf(),
+                    record: ri,
+                    review: Some(pi),
+                    field: "score",
+                    id: q.id.clone(),
+                    value: format!("{score:?}"),
+                    expected: LAMP3_RATING.into(),
+                }
+                .into());
+            }
         }
     }
     Ok(())
+}
+
+/// What a LaMP-3 rating (a gold or a profile item's `score`) must be, in
+/// [`Error::OutOfRange`]'s words.
+const LAMP3_RATING: &str = "a rating from 1 to 5 (LaMP-3's scale)";
+
+/// Whether `s` reads (as LaMP's evaluation reads it, Python's `float(s.strip())`) as a
+/// rating on [`RATING_SCALE`].
+fn is_rating(s: &str) -> bool {
+    py::float(py::strip(s)).is_ok_and(|x| RATING_SCALE.contains(&x))
+}
+
+/// Checks that every gold of `golds` lies in `task`'s domain, so that no gold scores as a
+/// wrong number: LaMP-3's golds are ratings on [`RATING_SCALE`]; the other classification
+/// tasks' golds are among [`LampTask::labels`] (after LaMP's `strip()`); generation tasks and
+/// LaMP-2-old (no fixed label set) take any text. The error ([`Error::OutOfRange`]) names
+/// `path`, the record, the field `output` and the question id.
+///
+/// ```
+/// use pgraphrag_core::{LampGold, LampTask};
+/// use pgraphrag_data::lamp::check_golds;
+/// let g = |o: &str| vec![LampGold { id: "q1".into(), output: o.into() }];
+/// assert!(check_golds(&g("4"), LampTask::Lamp3, "o.json").is_ok());
+/// let e = check_golds(&g("-99"), LampTask::Lamp3, "o.json").unwrap_err().to_string();
+/// assert!(e.contains("record 0 (id \"q1\"), field \"output\": \"-99\" is not a rating from 1 to 5"), "{e}");
+/// assert!(check_golds(&g("[3]"), LampTask::Lamp1, "o.json").is_err());
+/// assert!(check_golds(&g("anything"), LampTask::Lamp4, "o.json").is_ok());
+/// ```
+pub fn check_golds(golds: &[LampGold], task: LampTask, path: impl AsRef<Path>) -> Result<()> {
+    let labels = task.labels().filter(|_| task != LampTask::Lamp3);
+    let expected = match labels {
+        Some(l) => format!("one of {task}'s labels ({})", l.join(", ")),
+        None => LAMP3_RATING.into(),
+    };
+    let bad = golds.iter().position(|g| match (task, labels) {
+        (LampTask::Lamp3, _) => !is_rating(&g.output),
+        (_, Some(l)) => !l.contains(&py::strip(&g.output)),
+        (_, None) => false,
+    });
+    match bad {
+        None => Ok(()),
+        Some(ri) => Err(OutOfRange {
+            path: path.as_ref().to_path_buf(),
+            record: ri,
+            review: None,
+            field: "output",
+            id: golds[ri].id.clone(),
+            value: format!("{:?}", golds[ri].output),
+            expected,
+        }
+        .into()),
+    }
 }
 
 fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
@@ -158,6 +226,41 @@ pub fn read_outputs(path: &Path) -> Result<(String, Vec<LampGold>)> {
     parse_outputs(&read_bytes(path)?, path)
 }
 
+/// Reads a LaMP outputs file of `task` to score against: its `task` value must name `task`
+/// (`LaMP_N`, as [`LampTask::outputs_name`]) and every gold must lie in the task's domain
+/// ([`check_golds`]); errors name the file, the record, the field and the question id.
+///
+/// ```
+/// use pgraphrag_core::LampTask;
+/// let dir = tempfile::tempdir().unwrap();
+/// let p = dir.path().join("o.json");
+/// std::fs::write(&p, r#"{"task": "LaMP_3", "golds": [{"id": "1", "output": "5"}, {"id": "2", "output": "-99"}]}"#).unwrap();
+/// let e = pgraphrag_data::lamp::read_outputs_for(&p, LampTask::Lamp3).unwrap_err().to_string();
+/// assert!(e.contains("record 1 (id \"2\"), field \"output\""), "{e}");
+/// let e = pgraphrag_data::lamp::read_outputs_for(&p, LampTask::Lamp4).unwrap_err().to_string();
+/// assert!(e.contains("field \"task\"") && e.contains("LaMP-4"), "{e}");
+/// ```
+pub fn read_outputs_for(path: &Path, task: LampTask) -> Result<Vec<LampGold>> {
+    let (name, golds) = read_outputs(path)?;
+    let same = name
+        .parse::<LampTask>()
+        .is_ok_and(|t| t.outputs_name() == task.outputs_name());
+    if !same {
+        return Err(Error::Schema {
+            path: path.to_path_buf(),
+            record: None,
+            review: None,
+            field: "task".into(),
+            message: format!(
+                "{name:?} is not {task}'s outputs ({:?}); pass the outputs file of the questions' task",
+                task.outputs_name()
+            ),
+        });
+    }
+    check_golds(&golds, task, path)?;
+    Ok(golds)
+}
+
 /// Writes a LaMP outputs file `{"task": "LaMP_N", "golds": [...]}` (the task's
 /// [`LampTask::outputs_name`]), atomically.
 ///
@@ -181,4 +284,82 @@ pub fn write_outputs(path: &Path, task: LampTask, golds: &[LampGold]) -> Result<
             golds,
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use pgraphrag_core::LampProfileItem;
+
+    use super::*;
+
+    fn golds(outputs: &[&str]) -> Vec<LampGold> {
+        outputs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| LampGold {
+                id: format!("q{i}"),
+                output: o.to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn golds_outside_the_task_domain_are_refused() {
+        let ok = golds(&["1", " 5\n", "3.0", "4.5"]);
+        check_golds(&ok, LampTask::Lamp3, "o.json").unwrap();
+        for bad in ["-99", "0", "6", "five", "nan", "inf", ""] {
+            let g = golds(&["3", bad]);
+            let e = check_golds(&g, LampTask::Lamp3, "o.json").unwrap_err();
+            assert!(
+                matches!(&e, Error::OutOfRange(o) if (o.record, o.review, o.field, o.id.as_str()) == (1, None, "output", "q1")),
+                "{bad}: {e:?}"
+            );
+        }
+        check_golds(&golds(&["[1]", " [2] "]), LampTask::Lamp1, "o.json").unwrap();
+        let e = check_golds(&golds(&["[1]", "1"]), LampTask::Lamp1, "o.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("one of LaMP-1's labels ([1], [2])"), "{e}");
+        check_golds(&golds(&["comedy"]), LampTask::Lamp2, "o.json").unwrap();
+        assert!(check_golds(&golds(&["news"]), LampTask::Lamp2, "o.json").is_err());
+        check_golds(&golds(&["anything", ""]), LampTask::Lamp2Old, "o.json").unwrap();
+        check_golds(&golds(&["-99"]), LampTask::Lamp7, "o.json").unwrap();
+    }
+
+    #[test]
+    fn lamp3_profile_scores_must_be_ratings() {
+        let q = |score: &str| {
+            LampQuestion::new("q7", "x").with_profile(vec![
+                LampProfileItem::new("p0")
+                    .with("text", "t")
+                    .with("score", "4"),
+                LampProfileItem::new("p1")
+                    .with("text", "t")
+                    .with("score", score),
+            ])
+        };
+        check_fields(&[q("5")], LampTask::Lamp3, "q.json").unwrap();
+        let e = check_fields(&[q("99999")], LampTask::Lamp3, "q.json").unwrap_err();
+        assert!(
+            matches!(&e, Error::OutOfRange(o) if (o.record, o.review, o.field, o.id.as_str()) == (0, Some(1), "score", "q7")),
+            "{e:?}"
+        );
+        // Another task's prompts do not read the score.
+        check_fields(&[q("99999")], LampTask::Lamp7, "q.json").unwrap();
+    }
+
+    #[test]
+    fn outputs_of_another_task_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("o.json");
+        write_outputs(&p, LampTask::Lamp2Old, &golds(&["sports"])).unwrap();
+        assert_eq!(read_outputs_for(&p, LampTask::Lamp2Old).unwrap().len(), 1);
+        let e = read_outputs_for(&p, LampTask::Lamp3).unwrap_err();
+        assert!(
+            matches!(&e, Error::Schema { field, .. } if field == "task"),
+            "{e:?}"
+        );
+        std::fs::write(&p, r#"{"task": "whatever", "golds": []}"#).unwrap();
+        assert!(read_outputs_for(&p, LampTask::Lamp4).is_err());
+    }
 }

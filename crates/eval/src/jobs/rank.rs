@@ -142,10 +142,12 @@ fn source_key(spec: &RankSpec) -> String {
 fn load(spec: &RankSpec) -> Result<Loaded> {
     let (split, profiles) = match &spec.profiles {
         None => {
-            let split = pgraphrag_data::load_split(&spec.split).map_err(|e| Error::Input {
-                path: spec.split.clone(),
-                reason: pgraphrag_core::error_chain(&e),
-            })?;
+            let split = pgraphrag_data::load_split(&spec.split)
+                .and_then(|s| s.check_unique_ids(&spec.split).map(|()| s))
+                .map_err(|e| Error::Input {
+                    path: spec.split.clone(),
+                    reason: pgraphrag_core::error_chain(&e),
+                })?;
             let graph = spec.recipe().graph(&split);
             (split, Profiles::Graph(Box::new(graph)))
         }

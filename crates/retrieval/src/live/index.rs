@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
-use pgraphrag_core::{Encoder, TieOrder};
+use pgraphrag_core::{Encoder, RATING_SCALE, TieOrder};
 
 use super::doc::{Document, Prepared};
 use super::snapshot::{Counts, Snapshot};
@@ -28,7 +28,8 @@ pub struct IndexOptions {
     /// earlier documents first.
     pub ties: TieOrder,
     /// The range a rating must lie in (inclusive); `None` accepts any finite number.
-    /// Default `Some((1.0, 5.0))`, the star ratings of the PGraphRAG and LaMP data.
+    /// Default `Some((1.0, 5.0))`, the star ratings of the PGraphRAG and LaMP data
+    /// ([`RATING_SCALE`]).
     pub ratings: Option<(f64, f64)>,
     /// How a query vector scores a document vector. Default [`Similarity::Cosine`]
     /// (PGraphRAG's dense retriever).
@@ -42,7 +43,7 @@ impl Default for IndexOptions {
         IndexOptions {
             bm25: Bm25Params::default(),
             ties: TieOrder::InputOrder,
-            ratings: Some((1.0, 5.0)),
+            ratings: Some((*RATING_SCALE.start(), *RATING_SCALE.end())),
             similarity: Similarity::Cosine,
             rrf_k: 60.0,
         }
