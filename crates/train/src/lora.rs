@@ -143,7 +143,8 @@ struct Pair {
 /// # let w = LlamaF32 { dims: d, token_embd: v(20), layers: vec![layer], output_norm: vec![1.0; 4], output: None };
 /// use pgraphrag_train::{Llama, Lora, LoraConfig};
 /// let model = Llama::from_f32(w, "doc", &candle_core::Device::Cpu)?;
-/// let lora = Lora::new(&model, LoraConfig::kragrec(), 42)?;
+/// // Rank 2: the toy model's attn_v is 2 × 4 (a rank is at most the smaller side).
+/// let lora = Lora::new(&model, LoraConfig { rank: 2, ..LoraConfig::kragrec() }, 42)?;
 /// assert_eq!(lora.named_vars().len(), 2 * 2); // A and B for q and v in one block
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("adapter.safetensors");
@@ -406,10 +407,11 @@ impl Lora {
     /// # let w = LlamaF32 { dims: d, token_embd: v(20), layers: vec![layer], output_norm: vec![1.0; 4], output: None };
     /// use pgraphrag_train::{Llama, Lora, LoraConfig, LoraTarget};
     /// let model = Llama::from_f32(w, "doc", &candle_core::Device::Cpu)?;
-    /// let ad = Lora::new(&model, LoraConfig::kragrec(), 1)?.to_adapter()?;
+    /// let config = LoraConfig { rank: 2, ..LoraConfig::kragrec() }; // alpha 16
+    /// let ad = Lora::new(&model, config, 1)?.to_adapter()?;
     /// assert_eq!(ad.len(), 2); // q and v of the one block
     /// let q = ad.get(0, LoraTarget::Q).unwrap();
-    /// assert_eq!((q.rank(), q.in_dim(), q.out_dim(), q.scale()), (8, 4, 4, 2.0));
+    /// assert_eq!((q.rank(), q.in_dim(), q.out_dim(), q.scale()), (2, 4, 4, 8.0));
     /// assert!(ad.id().starts_with("lora-"));
     /// # Ok::<(), pgraphrag_train::TrainError>(())
     /// ```
