@@ -41,7 +41,7 @@ pub fn generation_cache(location: &Path, flag: &str) -> anyhow::Result<Generatio
             .map_err(|e| usage(format!("{flag}: {}", pgraphrag_core::error_chain(&e)))),
         #[cfg(not(feature = "postgres"))]
         Some(_) => no_postgres(flag),
-        None => Ok(GenerationCache::open(location)?),
+        None => GenerationCache::open(location).or_usage(),
     }
 }
 
@@ -53,7 +53,7 @@ pub fn embedding_cache(location: &Path, flag: &str) -> anyhow::Result<EmbeddingC
             .map_err(|e| usage(format!("{flag}: {}", pgraphrag_core::error_chain(&e)))),
         #[cfg(not(feature = "postgres"))]
         Some(_) => no_postgres(flag),
-        None => Ok(EmbeddingCache::open(location)?),
+        None => EmbeddingCache::open(location).or_usage(),
     }
 }
 

@@ -28,14 +28,88 @@ impl<T, E: Into<anyhow::Error>> OrUsage<T> for Result<T, E> {
     }
 }
 
-/// The process exit code for an error: 2 when a [`UsageError`] or a refused output
-/// ([`crate::output::is_refusal`]) is anywhere in its chain.
+/// The process exit code for an error: 2 when a [`UsageError`], a refused output
+/// ([`crate::output::is_refusal`]) or a bad resource file ([`is_bad_resource`]) is anywhere
+/// in its chain.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
     if e.chain()
-        .any(|c| c.is::<UsageError>() || crate::output::is_refusal(c))
+        .any(|c| c.is::<UsageError>() || crate::output::is_refusal(c) || is_bad_resource(c))
     {
         2
     } else {
         1
+    }
+}
+
+/// Whether `e` says a resource file the user passed is missing, unreadable or damaged: a
+/// model that is not a usable GGUF file (or its tokenizer), a dense model folder that does not
+/// load, a K-RagRec index file that fails its checks, a store file that is not a sound store
+/// of the right kind. These are bad input (exit code 2) wherever the command loads them.
+pub fn is_bad_resource(e: &(dyn std::error::Error + 'static)) -> bool {
+    use pgraphrag_llm::LlmError;
+    use pgraphrag_recsys::Error as Recsys;
+    use pgraphrag_retrieval::Error as Retrieval;
+    let llm = |e: &LlmError| {
+        matches!(
+            e,
+            LlmError::ModelNotFound { .. }
+                | LlmError::Io { .. }
+                | LlmError::InvalidGguf { .. }
+                | LlmError::UnsupportedArchitecture { .. }
+                | LlmError::Tokenizer { .. }
+        )
+    };
+    if let Some(e) = e.downcast_ref::<LlmError>() {
+        return llm(e);
+    }
+    if let Some(pgraphrag_train::TrainError::Llm(e)) =
+        e.downcast_ref::<pgraphrag_train::TrainError>()
+    {
+        return llm(e);
+    }
+    if let Some(e) = e.downcast_ref::<Retrieval>() {
+        return matches!(e, Retrieval::Model { .. } | Retrieval::MissingPooler { .. });
+    }
+    if let Some(e) = e.downcast_ref::<Recsys>() {
+        return matches!(
+            e,
+            Recsys::IndexFormat { .. }
+                | Recsys::IndexVersion { .. }
+                | Recsys::IndexModel { .. }
+                | Recsys::IndexDim { .. }
+                | Recsys::IndexKg { .. }
+        );
+    }
+    if let Some(e) = e.downcast_ref::<pgraphrag_store::Error>() {
+        return matches!(
+            e,
+            pgraphrag_store::Error::Damaged { .. }
+                | pgraphrag_store::Error::WrongKind { .. }
+                | pgraphrag_store::Error::SchemaVersion { .. }
+        );
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn damaged_resources_exit_2_and_failures_of_the_work_1() {
+        let bad = pgraphrag_llm::LlmError::InvalidGguf {
+            path: "m.gguf".into(),
+            reason: "truncated".into(),
+        };
+        assert_eq!(exit_code(&anyhow::Error::new(bad).context("loading")), 2);
+        let bad = pgraphrag_store::Error::Damaged {
+            kind: "generation cache",
+            path: "c.sqlite".into(),
+            problem: "truncated".into(),
+        };
+        assert_eq!(exit_code(&anyhow::Error::new(bad)), 2);
+        let work = pgraphrag_llm::LlmError::InvalidParams("x".into());
+        assert_eq!(exit_code(&anyhow::Error::new(work)), 1);
+        assert_eq!(exit_code(&anyhow::anyhow!("the work failed")), 1);
     }
 }

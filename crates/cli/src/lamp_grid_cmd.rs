@@ -179,7 +179,7 @@ pub fn run(a: GridArgs) -> anyhow::Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let model_id = model.cache_id();
-    let cache = GenerationCache::open(&a.cache)?;
+    let cache = GenerationCache::open(&a.cache).or_usage()?;
     let generator = CachedGenerator::new(model, model_id, cache);
     let bar = Bar::new(a.quiet);
     let runs = grid.run(&plan, &generator, &a.seeds, &bar)?;

@@ -205,6 +205,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Start loading WordNet now: it overlaps with reading the input and the first pass.
     let loader = std::thread::spawn(crate::wordnet::load);
     let pairs = read_pairs(&args.pairs).or_usage()?;
+    if pairs.is_empty() {
+        return Err(crate::error::usage(format!(
+            "--pairs {}: no pairs (the file is empty or holds only blank lines); nothing to score",
+            args.pairs.display()
+        )));
+    }
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))

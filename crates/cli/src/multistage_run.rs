@@ -262,7 +262,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     let mut generator = CachedGenerator::new(
         &model,
         model_id.clone(),
-        GenerationCache::open(&cache_path)?,
+        GenerationCache::open(&cache_path).or_usage()?,
     );
     if let Some(path) = &a.journal {
         let file = std::sync::Mutex::new(open_journal(path)?);

@@ -341,7 +341,7 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
         p.push(".scores.sqlite");
         p.into()
     });
-    let cache = ScoreCache::open(&cache_path)?;
+    let cache = ScoreCache::open(&cache_path).or_usage()?;
     let scorer = CachedScorer::new(scorer, &cache);
 
     let config = RunConfig {

@@ -50,6 +50,17 @@ pub enum RecboleError {
         /// The header's columns.
         found: Vec<String>,
     },
+    /// The file does not end with a newline: its last line may have been cut short (a
+    /// timestamp `881250949` cut to `8812509` would still parse), so the file is refused.
+    #[error(
+        "{path}:{line}: the file ends inside this line (no newline at its end): it looks cut short; if the file is complete, end it with a newline"
+    )]
+    CutShort {
+        /// The file.
+        path: PathBuf,
+        /// The last line.
+        line: usize,
+    },
     /// A line has the wrong number of fields.
     #[error("{path}:{line}: {found} fields, expected {expected}")]
     Fields {
@@ -143,9 +154,16 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Reads `path` (UTF-8; blank lines ignored; an empty file has no columns and no rows).
+    /// Reads `path` (UTF-8; blank lines ignored; an empty file has no columns and no rows; any
+    /// other must end with a newline, else [`RecboleError::CutShort`]).
     pub fn read(path: &Path) -> Result<AtomicFile, RecboleError> {
         let bytes = read(path)?;
+        if bytes.last().is_some_and(|&b| b != b'\n') {
+            return Err(RecboleError::CutShort {
+                path: path.to_path_buf(),
+                line: 1 + bytes.iter().filter(|&&b| b == b'\n').count(),
+            });
+        }
         let mut lines = lines(path, &bytes, Decode::Utf8)?.lines.into_iter();
         let columns: Vec<String> = match lines.next() {
             Some((_, header)) => header

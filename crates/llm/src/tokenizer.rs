@@ -108,6 +108,28 @@ impl LlmTokenizer {
             )));
         }
         let tokens = string_array(ct, "tokenizer.ggml.tokens", path)?;
+        if tokens.is_empty() {
+            return Err(err("`tokenizer.ggml.tokens` is empty".into()));
+        }
+        if let Some(Value::Array(types)) = md(ct, "tokenizer.ggml.token_type")
+            && types.len() != tokens.len()
+        {
+            return Err(err(format!(
+                "`tokenizer.ggml.token_type` has {} entries for {} tokens",
+                types.len(),
+                tokens.len()
+            )));
+        }
+        for key in ["tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id"] {
+            if let Some(id) = md_u32(ct, key)
+                && id as usize >= tokens.len()
+            {
+                return Err(err(format!(
+                    "`{key}` is {id}, past the vocabulary of {} tokens",
+                    tokens.len()
+                )));
+            }
+        }
         let merges: Vec<(String, String)> = string_array(ct, "tokenizer.ggml.merges", path)?
             .into_iter()
             .map(|m| {
@@ -182,11 +204,17 @@ impl LlmTokenizer {
             path: json.to_path_buf(),
             reason: format!("cannot read tokenizer.json: {e}"),
         })?;
-        let vocab = inner
+        let vocab: HashMap<u32, String> = inner
             .get_vocab(true)
             .into_iter()
             .map(|(t, i)| (i, t))
             .collect();
+        if vocab.is_empty() {
+            return Err(LlmError::Tokenizer {
+                path: json.to_path_buf(),
+                reason: "the tokenizer.json has an empty vocabulary".into(),
+            });
+        }
         Ok(LlmTokenizer {
             inner,
             vocab,

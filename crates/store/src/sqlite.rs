@@ -10,6 +10,11 @@
 //! * `PRAGMA user_version` is the schema version ([`Schema::version`]); a file written by
 //!   another version is refused with [`Error::SchemaVersion`].
 //!
+//! * The file must be whole: an existing file that is not SQLite, is cut short (checked
+//!   against the page size and page count of its header) or fails `PRAGMA quick_check`
+//!   (about 0.1 s per 100 MB) is refused with [`Error::Damaged`] before anything is read
+//!   from it or written to it.
+//!
 //! Files written before these stamps existed have both at 0: they are adopted (the schema's
 //! `CREATE TABLE IF NOT EXISTS` statements leave their tables as they are) and stamped.
 use std::path::{Path, PathBuf};
@@ -44,6 +49,20 @@ pub enum Error {
         /// The SQLite error.
         #[source]
         source: rusqlite::Error,
+    },
+    /// The file is not a SQLite database, or is one that is damaged: cut short (not a whole
+    /// number of pages, fewer pages than its header counts), or failing SQLite's
+    /// `PRAGMA quick_check`.
+    #[error(
+        "{kind} {path} is damaged: {problem}; restore it from a copy, or delete it to start afresh"
+    )]
+    Damaged {
+        /// What store.
+        kind: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
     },
     /// The file is a SQLite database of another kind.
     #[error(
@@ -134,7 +153,8 @@ impl Default for Options {
 }
 
 /// Opens (creating if needed, with its parent folders) the store file at `path`: busy
-/// timeout, WAL, `synchronous`, kind and version checks, then `schema.ddl`.
+/// timeout, WAL, `synchronous`, integrity, kind and version checks, then `schema.ddl`. A
+/// damaged file is [`Error::Damaged`] and is left as it was.
 ///
 /// ```
 /// use pgraphrag_store::sqlite::{Error, Options, Schema, open};
@@ -156,8 +176,100 @@ pub fn open(path: &Path, schema: &Schema<'_>, options: &Options) -> Result<Conne
             source,
         })?;
     }
+    check_header(path, schema.kind)?;
     let conn = Connection::open(path).map_err(sqlite_err(schema, path))?;
     setup(conn, path, schema, options, true)
+}
+
+/// The first 16 bytes of every SQLite database file.
+const MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// Checks what can be checked of an existing file without SQLite: its header's magic and page
+/// size, and that its length is a whole number of pages, at least as many as the header
+/// counts (when that count is valid: the change counter at offset 24 equals the
+/// version-valid-for number at offset 92) unless a `-wal` file is beside it. A missing or
+/// empty file is a new store.
+fn check_header(path: &Path, kind: &'static str) -> Result<()> {
+    use std::io::Read;
+    let damaged = |problem: String| Error::Damaged {
+        kind,
+        path: path.to_path_buf(),
+        problem,
+    };
+    let Ok(mut file) = std::fs::File::open(path) else {
+        // Missing (it is created) or unreadable (SQLite's open says why).
+        return Ok(());
+    };
+    let len = match file.metadata() {
+        Ok(m) if m.is_file() => m.len(),
+        _ => return Ok(()),
+    };
+    if len == 0 {
+        return Ok(());
+    }
+    let mut h = [0u8; 100];
+    if len < h.len() as u64 {
+        return Err(damaged(format!(
+            "{len} bytes, shorter than a SQLite header (100 bytes)"
+        )));
+    }
+    file.read_exact(&mut h).map_err(|source| Error::Io {
+        kind,
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if &h[..16] != MAGIC {
+        return Err(damaged("not a SQLite database (no SQLite header)".into()));
+    }
+    let page = match u16::from_be_bytes([h[16], h[17]]) {
+        1 => 65536u64,
+        p if p >= 512 && p.is_power_of_two() => u64::from(p),
+        p => return Err(damaged(format!("the header's page size {p} is not valid"))),
+    };
+    // With a `-wal` file beside it another process may have the store open, and a checkpoint
+    // may be growing the file page by page: its length is only checked when it is at rest
+    // (`quick_check` reads every page either way).
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    if Path::new(&wal).exists() {
+        return Ok(());
+    }
+    if !len.is_multiple_of(page) {
+        return Err(damaged(format!(
+            "truncated: {len} bytes is not a whole number of {page}-byte pages"
+        )));
+    }
+    let be32 = |at: usize| u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
+    let counted = u64::from(be32(28));
+    if counted != 0 && be32(24) == be32(92) && counted * page > len {
+        return Err(damaged(format!(
+            "truncated: the header counts {counted} pages of {page} bytes, the file holds {}",
+            len / page
+        )));
+    }
+    Ok(())
+}
+
+/// `PRAGMA quick_check`: SQLite's walk over every page of every table and index (no
+/// comparison of indexes with their tables, which `integrity_check` adds at far more cost).
+fn quick_check(
+    conn: &Connection,
+    path: &Path,
+    kind: &'static str,
+    err: &dyn Fn(rusqlite::Error) -> Error,
+) -> Result<()> {
+    let first: String = conn
+        .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
+        .map_err(err)?;
+    if first == "ok" {
+        Ok(())
+    } else {
+        Err(Error::Damaged {
+            kind,
+            path: path.to_path_buf(),
+            problem: format!("SQLite's quick_check found: {first}"),
+        })
+    }
 }
 
 /// A store in memory only (no WAL; same checks and tables), for tests and one-off runs.
@@ -167,12 +279,27 @@ pub fn open_in_memory(schema: &Schema<'_>, options: &Options) -> Result<Connecti
     setup(conn, path, schema, options, false)
 }
 
+/// The error of a failed SQLite call on the file: [`Error::Damaged`] when SQLite says the file
+/// is not a database or is malformed, [`Error::Sqlite`] otherwise.
 fn sqlite_err<'p>(schema: &Schema<'_>, path: &'p Path) -> impl Fn(rusqlite::Error) -> Error + 'p {
     let kind = schema.kind;
-    move |source| Error::Sqlite {
-        kind,
-        path: path.to_path_buf(),
-        source,
+    move |source| {
+        use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+        match source.sqlite_error_code() {
+            Some(code @ (NotADatabase | DatabaseCorrupt)) => Error::Damaged {
+                kind,
+                path: path.to_path_buf(),
+                problem: match code {
+                    NotADatabase => "not a SQLite database".into(),
+                    _ => format!("SQLite reports it malformed ({source})"),
+                },
+            },
+            _ => Error::Sqlite {
+                kind,
+                path: path.to_path_buf(),
+                source,
+            },
+        }
     }
 }
 
@@ -196,6 +323,9 @@ fn setup(
     };
     conn.pragma_update(None, "synchronous", sync)
         .map_err(&err)?;
+    if wal {
+        quick_check(&conn, path, schema.kind, &err)?;
+    }
     let app: i32 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .map_err(&err)?;
@@ -298,6 +428,58 @@ mod tests {
         )
         .unwrap();
         let e = open(&path, &S, &Options::default()).unwrap_err();
-        assert!(matches!(e, Error::Sqlite { .. }), "{e}");
+        assert!(matches!(e, Error::Damaged { .. }), "{e}");
+        assert!(e.to_string().contains("x.sqlite"), "{e}");
+    }
+
+    /// A store of `rows` rows, closed (its WAL checkpointed into the file); its bytes.
+    fn written(path: &Path, rows: usize) -> Vec<u8> {
+        let c = open(path, &S, &Options::default()).unwrap();
+        for i in 0..rows {
+            c.execute(
+                "INSERT INTO t VALUES (?1, ?2)",
+                (i.to_string(), "v".repeat(300)),
+            )
+            .unwrap();
+        }
+        drop(c);
+        std::fs::read(path).unwrap()
+    }
+
+    #[test]
+    fn damaged_files_are_refused_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = written(&dir.path().join("good.sqlite"), 500);
+        assert!(bytes.len() > 16 * 4096, "{}", bytes.len());
+        let damaged = |name: &str, b: &[u8], want: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, b).unwrap();
+            let e = open(&p, &S, &Options::default()).unwrap_err();
+            assert!(matches!(e, Error::Damaged { .. }), "{name}: {e:?}");
+            let msg = e.to_string();
+            assert!(msg.contains(name) && msg.contains(want), "{name}: {msg}");
+            // Refused before anything was written: the file is as it was.
+            assert_eq!(std::fs::read(&p).unwrap(), b, "{name} changed");
+        };
+        damaged("cut1.sqlite", &bytes[..bytes.len() - 1], "truncated");
+        damaged(
+            "half.sqlite",
+            &bytes[..bytes.len() / 2 / 4096 * 4096],
+            "truncated",
+        );
+        damaged(
+            "header.sqlite",
+            &bytes[..60],
+            "shorter than a SQLite header",
+        );
+        let mut b = bytes.clone();
+        b[0] = b'X';
+        damaged("magic.sqlite", &b, "not a SQLite database");
+        // A page of the table's b-tree overwritten with noise.
+        let mut b = bytes.clone();
+        for (i, x) in b[3 * 4096..4 * 4096].iter_mut().enumerate() {
+            *x = (i * 131 % 251) as u8;
+        }
+        damaged("noise.sqlite", &b, "is damaged");
     }
 }

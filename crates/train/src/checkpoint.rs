@@ -100,8 +100,17 @@ pub(crate) fn read_with_metadata(
         path: path.to_path_buf(),
         source,
     })?;
-    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes)
-        .map_err(|e| bad(format!("not a readable safetensors file ({e})")))?;
+    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).map_err(|e| {
+        use safetensors::SafeTensorError as E;
+        bad(match e {
+            E::HeaderTooSmall | E::InvalidHeaderLength | E::MetadataIncompleteBuffer => format!(
+                "truncated or padded: its {} bytes are not the header and the tensors its header \
+                 describes ({e})",
+                bytes.len()
+            ),
+            e => format!("not a readable safetensors file ({e})"),
+        })
+    })?;
     let md = meta.metadata().clone().unwrap_or_default();
     Ok((bytes, md))
 }

@@ -329,6 +329,9 @@ impl GgufFile {
             let v = rd
                 .value(ty, 0)
                 .map_err(|e| format!("metadata `{key}`: {e}"))?;
+            if metadata.contains_key(&key) {
+                return Err(format!("metadata key `{key}` appears twice"));
+            }
             metadata.insert(key, v);
         }
         let mut tensors = HashMap::new();
@@ -368,6 +371,11 @@ impl GgufFile {
                     "tensor `{name}`: {dims:?} {dtype:?} values take more bytes than a usize holds"
                 ));
             }
+            if tensors.contains_key(&name) {
+                return Err(format!(
+                    "tensor `{name}` appears twice in the tensor directory"
+                ));
+            }
             tensors.insert(
                 name,
                 TensorInfo {
@@ -377,16 +385,8 @@ impl GgufFile {
                 },
             );
         }
-        let alignment = match metadata.get("general.alignment") {
-            Some(Value::U8(v)) => *v as u64,
-            Some(Value::U16(v)) => *v as u64,
-            Some(Value::U32(v)) => *v as u64,
-            Some(Value::I8(v)) if *v >= 0 => *v as u64,
-            Some(Value::I16(v)) if *v >= 0 => *v as u64,
-            Some(Value::I32(v)) if *v >= 0 => *v as u64,
-            _ => 32,
-        }
-        .max(1);
+        let alignment = read_alignment(&metadata)?;
+        check_layout(&tensors, alignment)?;
         Ok(GgufFile {
             metadata,
             tensors,
@@ -417,6 +417,47 @@ impl GgufFile {
     pub(crate) fn get(&self, key: &str) -> Option<&Value> {
         self.metadata.get(key)
     }
+}
+
+/// `general.alignment` (32 when absent): a power of two, as GGUF requires.
+fn read_alignment(metadata: &HashMap<String, Value>) -> Result<u64, String> {
+    let Some(v) = metadata.get("general.alignment") else {
+        return Ok(32);
+    };
+    match v.as_u32_lossless() {
+        Some(a) if a.is_power_of_two() => Ok(u64::from(a)),
+        _ => Err(format!("`general.alignment` is {v:?}, not a power of two")),
+    }
+}
+
+/// Every tensor's data starts on an `alignment` boundary (from the start of the data
+/// section) and no two tensors' bytes overlap. Whether they lie inside the file is checked
+/// against its length by the loader.
+fn check_layout(tensors: &HashMap<String, TensorInfo>, alignment: u64) -> Result<(), String> {
+    let mut spans: Vec<(u64, u64, &str)> = Vec::with_capacity(tensors.len());
+    for (name, t) in tensors {
+        if !t.offset.is_multiple_of(alignment) {
+            return Err(format!(
+                "tensor `{name}` starts at data offset {}, not a multiple of the alignment {alignment}",
+                t.offset
+            ));
+        }
+        let end = t
+            .offset
+            .checked_add(t.byte_size() as u64)
+            .ok_or_else(|| format!("tensor `{name}`: offset {} overflows", t.offset))?;
+        spans.push((t.offset, end, name));
+    }
+    spans.sort_unstable();
+    for w in spans.windows(2) {
+        let ((_, end, a), (start, _, b)) = (w[0], w[1]);
+        if start < end {
+            return Err(format!(
+                "tensors `{a}` and `{b}` overlap (`{a}` ends at data offset {end}, `{b}` starts at {start})"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What [`read_gguf_header`] found in a GGUF header: the metadata keys and the tensor

@@ -55,6 +55,37 @@ pub(super) enum QData {
     F32(Vec<f32>),
 }
 
+/// Whether f16 `bits` is a finite number (its exponent is not all ones).
+fn f16_finite(bits: u16) -> bool {
+    bits & 0x7c00 != 0x7c00
+}
+
+impl QData {
+    /// Every scale, offset and value is finite: an infinity or NaN in a weight file is damage
+    /// (a flipped byte) that would turn every answer into NaN, so it is refused at load.
+    fn check_finite(&self) -> std::result::Result<(), String> {
+        let bad = |i: usize, what: &str| {
+            Err(format!(
+                "{what} {i} is not a finite number (the file is damaged)"
+            ))
+        };
+        match self {
+            QData::Q41(v) => match v.iter().position(|b| !f16_finite(b.d) || !f16_finite(b.m)) {
+                Some(i) => bad(i, "the scale or offset of block"),
+                None => Ok(()),
+            },
+            QData::Q80(v) => match v.iter().position(|b| !f16_finite(b.d)) {
+                Some(i) => bad(i, "the scale of block"),
+                None => Ok(()),
+            },
+            QData::F32(v) => match v.iter().position(|x| !x.is_finite()) {
+                Some(i) => bad(i, "value"),
+                None => Ok(()),
+            },
+        }
+    }
+}
+
 /// A row-major `rows × cols` weight matrix in its storage format.
 pub(super) struct QRows {
     pub(super) rows: usize,
@@ -150,6 +181,7 @@ impl QRows {
             }
             _ => QData::F32(dequantize_other(dtype, dims, raw, n).map_err(|e| bad(&e))?),
         };
+        data.check_finite().map_err(|e| bad(&e))?;
         Ok(QRows { rows, cols, data })
     }
 
