@@ -6,7 +6,8 @@
 #   2. open loop at --rate requests/s in all (default 1,000): p50/p99 counted from when each
 #      request was due.
 # Dense and hybrid embed every review at start with all-MiniLM-L6-v2 (many minutes for 100k on 2 cores):
-# DENSE_REVIEWS sets their corpus size (default 100000).
+# DENSE_REVIEWS sets their corpus size (default 100000); PRECISION=int8 loads the encoder with
+# int8 linear layers (default f32).
 #   scripts/load_serve.sh                 # bm25, dense, hybrid
 #   RETRIEVERS=bm25 SECONDS_EACH=10 scripts/load_serve.sh
 # Needs the PGraphRAG dev splits ($PGRAPHRAG_DATA, default ../shared/data) and, for dense and
@@ -32,5 +33,5 @@ if [ -n "$dense" ]; then
   [ -f "$enc/model.safetensors" ] || { echo "load_serve: $enc is missing: run scripts/fetch_models.sh" >&2; exit 1; }
   echo "== $dense, $DENSE_REVIEWS reviews: closed loop, then $RATE requests/s"
   "$bin" "${common[@]}" --reviews "$DENSE_REVIEWS" --retrievers "$dense" --encoder "$enc" \
-    --rates "closed,$RATE"
+    --rates "closed,$RATE" --precision "${PRECISION:-f32}"
 fi

@@ -61,6 +61,10 @@ pub struct Args {
     /// Truncation length in tokens (default: the model's limit, 512 for BERT).
     #[arg(long)]
     max_length: Option<usize>,
+    /// The native pass's linear layers: f32, or int8 (quantized at load; about twice as fast
+    /// with AVX-512 VNNI; mean cosine 0.999 to f32; cached apart from f32 vectors).
+    #[arg(long, default_value = "f32")]
+    precision: pgraphrag_retrieval::dense::Precision,
     /// Embedding cache, a SQLite file or a PostgreSQL database (postgres://...,
     /// `--features postgres`): texts already in it are not encoded again, and an interrupted
     /// run resumes where it stopped.
@@ -85,6 +89,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .into_iter()
         .map(|t| (t.id, t.text))
         .unzip();
+    if texts.is_empty() {
+        return Err(crate::error::usage(format!(
+            "--texts {}: no texts (the file is empty or holds only blank lines); nothing to embed",
+            args.texts.display()
+        )));
+    }
     let encoder = BertEncoder::load_with(
         &args.model,
         EncoderOptions {
@@ -93,6 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             batch_size: args.batch,
             max_length: args.max_length,
             backend,
+            precision: args.precision,
             ..Default::default()
         },
     )?;

@@ -12,8 +12,14 @@
 //! first is the one whose throughput the script compares with PyTorch, and the one used for
 //! query latency);
 //! `PGRAPHRAG_BENCH_CPU`: `auto` (default), `avx2` (the kernels an AVX2-only CPU gets, on an
-//! AVX-512 one) or `portable`.
-//! Prints `key=value` lines.
+//! AVX-512 one) or `portable`;
+//! `PGRAPHRAG_BENCH_PRECISION`: comma-separated `f32`, `int8` (default `f32`; int8 runs on the
+//! native backend only); every (backend, precision) pair is timed;
+//! `PGRAPHRAG_BENCH_REPS`: timed repetitions (default 1), interleaved across the pairs (one
+//! encoding of the texts by each, then the next round); the median is reported. With both f32
+//! and int8 native, the int8 embeddings' cosine to the f32 ones is printed too.
+//! Prints `key=value` lines: the first pair's keys start with `rust_`, the others with
+//! `rust_{backend}_` (f32) or `rust_{backend}_{precision}_`.
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -21,7 +27,7 @@ use std::time::Instant;
 use pgraphrag_core::Retriever;
 use pgraphrag_core::simd::CpuFeatures;
 use pgraphrag_retrieval::dense::{
-    BertEncoder, DenseRetriever, EncoderBackend, EncoderOptions, Pooling,
+    BertEncoder, DenseRetriever, EncoderBackend, EncoderOptions, Pooling, Precision,
 };
 
 fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
@@ -67,34 +73,98 @@ fn main() {
             .collect(),
         Err(_) => vec![EncoderBackend::Native],
     };
+    let precisions: Vec<Precision> = match std::env::var("PGRAPHRAG_BENCH_PRECISION") {
+        Ok(v) => v
+            .split(',')
+            .map(|p| p.trim().parse().expect("precision: f32 or int8"))
+            .collect(),
+        Err(_) => vec![Precision::F32],
+    };
+    let reps: usize = std::env::var("PGRAPHRAG_BENCH_REPS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    let mut runs: Vec<(String, BertEncoder, Vec<f64>)> = Vec::new();
     for backend in &backends {
-        let enc = BertEncoder::load_with(
-            &model,
-            EncoderOptions {
-                batch_size: batch,
-                backend: *backend,
-                cpu,
-                ..Default::default()
-            },
-        )
-        .expect("load model");
-        // warm-up
-        enc.embed(&refs[..batch.min(refs.len())], Pooling::Mean)
-            .expect("encode");
-        let t = Instant::now();
-        let e = enc.embed(&refs, Pooling::Mean).expect("encode");
-        let secs = t.elapsed().as_secs_f64();
+        for precision in &precisions {
+            if *precision != Precision::F32 && *backend != EncoderBackend::Native {
+                continue;
+            }
+            let enc = BertEncoder::load_with(
+                &model,
+                EncoderOptions {
+                    batch_size: batch,
+                    backend: *backend,
+                    cpu,
+                    precision: *precision,
+                    ..Default::default()
+                },
+            )
+            .expect("load model");
+            // The first pair is "ours" for the ratio printed by bench_dense.sh.
+            let key = match (runs.is_empty(), precision) {
+                (true, _) => "rust".to_string(),
+                (false, Precision::F32) => format!("rust_{}", backend.name()),
+                (false, p) => format!("rust_{}_{}", backend.name(), p.name()),
+            };
+            // warm-up
+            enc.embed(&refs[..batch.min(refs.len())], Pooling::Mean)
+                .expect("encode");
+            runs.push((key, enc, Vec::new()));
+        }
+    }
+    let mut vectors: Vec<Option<pgraphrag_core::Embeddings>> = runs.iter().map(|_| None).collect();
+    for _ in 0..reps {
+        for ((_, enc, secs), v) in runs.iter_mut().zip(&mut vectors) {
+            let t = Instant::now();
+            let e = enc.embed(&refs, Pooling::Mean).expect("encode");
+            secs.push(t.elapsed().as_secs_f64());
+            *v = Some(e);
+        }
+    }
+    for (key, enc, secs) in &mut runs {
+        secs.sort_by(|a, b| a.total_cmp(b));
+        let med = secs[secs.len() / 2];
         let tokens: usize = refs.iter().map(|t| enc.tokenize(t).unwrap().len()).sum();
-        // The first backend listed is "ours" for the ratio printed by bench_dense.sh.
-        let key = if backend == &backends[0] {
-            "rust".to_string()
-        } else {
-            format!("rust_{}", backend.name())
-        };
         println!("{key}_backend={}", enc.backend_name().replace(' ', "_"));
-        println!("{key}_texts={} {key}_tokens={tokens}", e.rows());
-        println!("{key}_encode_s={secs:.3}");
-        println!("{key}_texts_per_s={:.2}", e.rows() as f64 / secs);
+        println!(
+            "{key}_texts={} {key}_tokens={tokens} {key}_reps={reps}",
+            refs.len()
+        );
+        println!("{key}_encode_s={med:.3}");
+        println!("{key}_texts_per_s={:.2}", refs.len() as f64 / med);
+        println!(
+            "{key}_texts_per_s_all={}",
+            secs.iter()
+                .map(|s| format!("{:.2}", refs.len() as f64 / s))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+    }
+    // int8 against f32 (native): cosine of each text's two embeddings.
+    let native = |p: Precision| {
+        runs.iter().position(|(_, e, _)| {
+            e.options().backend == EncoderBackend::Native && e.options().precision == p
+        })
+    };
+    if let (Some(f), Some(q)) = (native(Precision::F32), native(Precision::Int8)) {
+        let (a, b) = (vectors[f].as_ref().unwrap(), vectors[q].as_ref().unwrap());
+        let cos: Vec<f64> = a
+            .as_slice()
+            .chunks(a.dim())
+            .zip(b.as_slice().chunks(b.dim()))
+            .map(|(x, y)| {
+                let dot: f64 = x.iter().zip(y).map(|(u, v)| *u as f64 * *v as f64).sum();
+                let n = |z: &[f32]| z.iter().map(|u| (*u as f64).powi(2)).sum::<f64>().sqrt();
+                dot / (n(x) * n(y)).max(1e-12)
+            })
+            .collect();
+        println!(
+            "int8_cosine_min={:.5} int8_cosine_mean={:.5}",
+            cos.iter().copied().fold(1.0, f64::min),
+            cos.iter().sum::<f64>() / cos.len() as f64
+        );
     }
 
     if let Some(q) = std::env::var_os("PGRAPHRAG_BENCH_QUERIES") {
@@ -104,6 +174,7 @@ fn main() {
         let r = DenseRetriever::builder(&model)
             .batch_size(batch)
             .backend(backends[0])
+            .precision(precisions[0])
             .build()
             .expect("load");
         let mut all_docs = Vec::new();

@@ -16,7 +16,8 @@
 //! With `--rates closed,R` each retriever runs twice; at `R` the clients offer `R` requests/s in all (open loop, each connection its
 //! share) and latency counts from when each request was due; without it each connection sends
 //! its next request when the last is answered (closed loop: the throughput ceiling, where the
-//! latency is the queue, connections / throughput).
+//! latency is the queue, connections / throughput). `--precision int8` loads the encoder with
+//! int8 linear layers (`pgraphrag_retrieval::dense::Precision`).
 //!
 //! Server and clients share the machine (as with wrk or any loopback load test), and the
 //! loop is bounded in time (`--seconds`) and in count (1,000,000 requests per client).
@@ -40,6 +41,7 @@ struct Args {
     writes_per_sec: f64,
     retrievers: Vec<String>,
     encoder: Option<std::path::PathBuf>,
+    precision: pgraphrag_retrieval::dense::Precision,
     /// The loads, each run for every retriever: offered requests/s over all connections
     /// (open loop), or `None`: as fast as answered (closed loop).
     rates: Vec<Option<f64>>,
@@ -57,6 +59,7 @@ fn args() -> anyhow::Result<Args> {
         writes_per_sec: 100.0,
         retrievers: vec!["bm25".into()],
         encoder: None,
+        precision: Default::default(),
         rates: vec![None],
     };
     let mut it = std::env::args().skip(1);
@@ -70,6 +73,7 @@ fn args() -> anyhow::Result<Args> {
             "--writes-per-sec" => a.writes_per_sec = value()?.parse()?,
             "--retrievers" => a.retrievers = value()?.split(',').map(String::from).collect(),
             "--encoder" => a.encoder = Some(value()?.into()),
+            "--precision" => a.precision = value()?.parse()?,
             "--rates" => {
                 a.rates = value()?
                     .split(',')
@@ -297,7 +301,12 @@ fn main() -> anyhow::Result<()> {
     store.import("load", &docs)?;
     let encoder = match &a.encoder {
         Some(d) if a.retrievers.iter().any(|r| r != "bm25") => {
-            let e = pgraphrag_retrieval::dense::BertEncoder::load(d)?;
+            let opts = pgraphrag_retrieval::dense::EncoderOptions {
+                precision: a.precision,
+                ..Default::default()
+            };
+            let e = pgraphrag_retrieval::dense::BertEncoder::load_with(d, opts)?;
+            println!("encoder: {}", e.backend_name());
             Some(Arc::new(e) as Arc<dyn pgraphrag_core::Encoder + Send + Sync>)
         }
         _ => None,

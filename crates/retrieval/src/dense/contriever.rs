@@ -85,6 +85,7 @@ impl ContrieverOptions {
             cache: self.cache.clone(),
             device: self.device,
             backend: self.backend,
+            ..DenseOptions::default()
         }
     }
 }

@@ -11,158 +11,14 @@ use candle_transformers::models::bert::{BertModel, Config};
 use sha2::{Digest, Sha256};
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
-use pgraphrag_core::simd::CpuFeatures;
-
+use super::files::{check_safetensors, compute, model_err, tokenizer_config, tokenizer_from_vocab};
 use super::kernels::Kernels;
 use super::native::NativeBert;
+use super::options::candle_device;
+pub use super::options::{DenseDevice, EncoderBackend, EncoderOptions, Pooling};
+use super::qmatmul::QKernels;
+use super::quant::Precision;
 use crate::{Error, Result};
-
-/// How the token vectors of the last layer become one vector per text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Pooling {
-    /// Masked mean over the non-padding tokens of `last_hidden_state` (Contriever,
-    /// sentence-transformers, LaMP, and the PGraphRAG paper text). The default.
-    #[default]
-    Mean,
-    /// BERT's `pooler_output`: `tanh(W · h_CLS + b)` with the checkpoint's `pooler.dense.*`
-    /// weights. PGraphRAG's released notebook embeds *documents* this way.
-    Pooler,
-    /// The raw last-layer vector of the `[CLS]` token.
-    Cls,
-}
-
-impl Pooling {
-    /// A short stable name (`mean`, `pooler`, `cls`), used in cache keys and on the CLI.
-    pub fn name(self) -> &'static str {
-        match self {
-            Pooling::Mean => "mean",
-            Pooling::Pooler => "pooler",
-            Pooling::Cls => "cls",
-        }
-    }
-}
-
-impl std::str::FromStr for Pooling {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "mean" => Ok(Pooling::Mean),
-            "pooler" => Ok(Pooling::Pooler),
-            "cls" => Ok(Pooling::Cls),
-            other => Err(Error::InvalidInput(format!(
-                "unknown pooling {other:?}: expected mean, pooler or cls"
-            ))),
-        }
-    }
-}
-
-/// Where the model runs: [`pgraphrag_core::DeviceChoice`] (a GPU needs the crate's `cuda`
-/// feature; on the CPU the [`EncoderBackend`] picks the implementation).
-///
-/// ```
-/// use pgraphrag_retrieval::dense::DenseDevice;
-/// assert_eq!(DenseDevice::default(), DenseDevice::Cpu);
-/// ```
-pub type DenseDevice = pgraphrag_core::DeviceChoice;
-
-/// The candle device for `d`.
-fn candle_device(d: DenseDevice) -> Result<Device> {
-    match d {
-        DenseDevice::Cuda(i) => Device::new_cuda(i).map_err(|e| {
-            Error::Compute(format!(
-                "cannot open CUDA device {i} (build with the `cuda` feature and a CUDA toolkit): {e}"
-            ))
-        }),
-        DenseDevice::Cpu => Ok(Device::Cpu),
-        other => Err(Error::InvalidInput(format!("device {other} is not supported"))),
-    }
-}
-
-/// Which implementation of the BERT forward pass runs on the CPU.
-///
-/// Both compute the same function (`transformers`' `BertModel` in eval mode); they differ by
-/// float rounding only (about 1e-6). On a GPU ([`DenseDevice::Cuda`]) candle always runs,
-/// whatever this says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum EncoderBackend {
-    /// Our own CPU forward pass (the default): padding-free batches (every text at its own
-    /// length), weights prepacked at load, a matrix multiply with fused bias and GELU when the
-    /// CPU has AVX-512F or AVX2 + FMA (the `gemm` crate otherwise), vectorised GELU/softmax,
-    /// buffers reused across layers and batches. See `docs/dense.md`.
-    #[default]
-    Native,
-    /// candle's `BertModel` (padded batches with an attention mask).
-    Candle,
-}
-
-impl EncoderBackend {
-    /// A short stable name (`native`, `candle`).
-    pub fn name(self) -> &'static str {
-        match self {
-            EncoderBackend::Native => "native",
-            EncoderBackend::Candle => "candle",
-        }
-    }
-}
-
-impl std::str::FromStr for EncoderBackend {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "native" => Ok(EncoderBackend::Native),
-            "candle" => Ok(EncoderBackend::Candle),
-            other => Err(Error::InvalidInput(format!(
-                "unknown encoder backend {other:?}: expected native or candle"
-            ))),
-        }
-    }
-}
-
-/// Options of a [`BertEncoder`].
-///
-/// ```
-/// use pgraphrag_retrieval::dense::{EncoderBackend, EncoderOptions, Pooling};
-/// let o = EncoderOptions { normalize: true, ..Default::default() };
-/// assert_eq!((o.pooling, o.batch_size, o.max_length), (Pooling::Mean, 32, None));
-/// assert_eq!(o.backend, EncoderBackend::Native);
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct EncoderOptions {
-    /// Pooling used by [`pgraphrag_core::Encoder::encode`]. Default [`Pooling::Mean`].
-    pub pooling: Pooling,
-    /// L2-normalise the vectors returned by [`pgraphrag_core::Encoder::encode`] (what
-    /// sentence-transformers does for all-MiniLM-L6-v2; Contriever does not). Default `false`.
-    pub normalize: bool,
-    /// Texts per forward pass. Texts are sorted by length first, so each batch is padded only
-    /// to its own longest text (`BatchLongest`). Default 32.
-    pub batch_size: usize,
-    /// Truncation length in tokens, special tokens included. `None` (default) = the model's
-    /// limit: `min(max_position_embeddings, tokenizer_config.json model_max_length)`, 512
-    /// for BERT-base, Contriever and MiniLM. A larger value than the limit is an error.
-    pub max_length: Option<usize>,
-    /// Where to run. Default the CPU.
-    pub device: DenseDevice,
-    /// The CPU implementation. Default [`EncoderBackend::Native`]; ignored on a GPU (candle).
-    pub backend: EncoderBackend,
-    /// The CPU features the native forward pass may use. Default: the CPU's own
-    /// ([`CpuFeatures::detect`]); `CpuFeatures::detect().without_avx512()` runs the AVX2 kernels
-    /// an AVX2-only CPU gets, [`CpuFeatures::portable`] the portable ones.
-    pub cpu: CpuFeatures,
-}
-
-impl Default for EncoderOptions {
-    fn default() -> Self {
-        EncoderOptions {
-            pooling: Pooling::Mean,
-            normalize: false,
-            batch_size: 32,
-            max_length: None,
-            device: DenseDevice::Cpu,
-            backend: EncoderBackend::Native,
-            cpu: CpuFeatures::detect(),
-        }
-    }
-}
 
 /// A BERT encoder (our native CPU forward pass by default, candle as an option and on a GPU;
 /// see [`EncoderBackend`]): `config.json`, `model.safetensors` (or `pytorch_model.bin`) and
@@ -215,63 +71,6 @@ enum Model {
         pooler: Option<Linear>,
     },
     Native(Box<NativeBert>),
-}
-
-fn model_err(path: &Path, message: impl Into<String>) -> Error {
-    Error::Model {
-        path: path.to_path_buf(),
-        message: message.into(),
-    }
-}
-
-fn compute(e: candle_core::Error) -> Error {
-    Error::Compute(e.to_string())
-}
-
-/// Reads `tokenizer_config.json`'s `model_max_length` and `do_lower_case`, when present.
-fn tokenizer_config(dir: &Path) -> (Option<usize>, Option<bool>) {
-    let Ok(text) = std::fs::read_to_string(dir.join("tokenizer_config.json")) else {
-        return (None, None);
-    };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return (None, None);
-    };
-    // transformers writes a huge sentinel (1e30) when the tokenizer has no limit.
-    let max = v
-        .get("model_max_length")
-        .and_then(|m| m.as_f64())
-        .filter(|m| *m >= 1.0 && *m <= 1e6)
-        .map(|m| m as usize);
-    (max, v.get("do_lower_case").and_then(|b| b.as_bool()))
-}
-
-/// Builds a BERT WordPiece tokenizer from `vocab.txt` (for checkpoints such as
-/// `facebook/contriever` that may ship no `tokenizer.json`).
-fn tokenizer_from_vocab(dir: &Path, lowercase: bool) -> Result<Tokenizer> {
-    use tokenizers::models::wordpiece::WordPiece;
-    use tokenizers::normalizers::bert::BertNormalizer;
-    use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
-    use tokenizers::processors::bert::BertProcessing;
-    let vocab = dir.join("vocab.txt");
-    let vocab_s = vocab.to_string_lossy().to_string();
-    let wp = WordPiece::from_file(&vocab_s)
-        .unk_token("[UNK]".into())
-        .build()
-        .map_err(|e| model_err(&vocab, format!("cannot read the WordPiece vocabulary: {e}")))?;
-    let mut tok = Tokenizer::new(wp);
-    let id = |t: &str| {
-        tok.token_to_id(t)
-            .ok_or_else(|| model_err(&vocab, format!("the vocabulary has no {t} token")))
-    };
-    let (cls, sep) = (id("[CLS]")?, id("[SEP]")?);
-    tok.with_normalizer(Some(BertNormalizer::new(true, true, None, lowercase)))
-        .map_err(|e| model_err(&vocab, e.to_string()))?;
-    tok.with_pre_tokenizer(Some(BertPreTokenizer));
-    tok.with_post_processor(Some(BertProcessing::new(
-        ("[SEP]".into(), sep),
-        ("[CLS]".into(), cls),
-    )));
-    Ok(tok)
 }
 
 impl BertEncoder {
@@ -333,6 +132,7 @@ impl BertEncoder {
         let st = dir.join("model.safetensors");
         let pth = dir.join("pytorch_model.bin");
         let (vb, weights) = if st.is_file() {
+            check_safetensors(&st)?;
             // SAFETY: the file is memory-mapped read-only; like every safetensors user we
             // assume nobody truncates it while the model is alive.
             let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&st], DType::F32, &device) }
@@ -365,6 +165,13 @@ impl BertEncoder {
             .find(|p| vb.contains_tensor(&format!("{p}pooler.dense.weight")))
             .cloned();
         let native = opts.backend == EncoderBackend::Native && opts.device == DenseDevice::Cpu;
+        if opts.precision != Precision::F32 && !native {
+            return Err(Error::InvalidInput(format!(
+                "precision {} needs the native backend on the CPU",
+                opts.precision.name()
+            )));
+        }
+        let qk = (opts.precision == Precision::Int8).then(|| QKernels::for_cpu(opts.cpu));
         let model = if native {
             // The prefix under which `embeddings.*` lives (as candle's BertModel::load tries).
             let root = prefixes
@@ -378,8 +185,9 @@ impl BertEncoder {
                 vb.pp(root.trim_end_matches('.'))
             };
             // The pooler may sit outside the `bert.` prefix; address it from the top.
-            let n = NativeBert::load_with_kernels(&vb_root, &config, Kernels::for_cpu(opts.cpu))
-                .map_err(mismatch)?;
+            let n =
+                NativeBert::load_with_kernels(&vb_root, &config, Kernels::for_cpu(opts.cpu), qk)
+                    .map_err(mismatch)?;
             let n = match &pooler_prefix {
                 Some(p) => n
                     .with_pooler(&vb, p, config.hidden_size)
@@ -521,7 +329,7 @@ impl BertEncoder {
         self.has_pooler
     }
     /// Which forward pass runs: `native (avx512)`, `native (avx2)`, `native (portable)` or
-    /// `candle`.
+    /// `candle`; int8 adds its tiles, e.g. `native (avx512, int8 avx512-vnni)`.
     pub fn backend_name(&self) -> String {
         match &self.model {
             Model::Native(n) => format!("native ({})", n.kernels_name()),
@@ -554,6 +362,11 @@ impl BertEncoder {
         h.update(self.config_json.as_bytes());
         h.update(weights_hash);
         h.update((self.max_length as u64).to_le_bytes());
+        if self.opts.precision != Precision::F32 {
+            // f32 keys stay what they were; int8 vectors are never read as f32 ones.
+            h.update(b"\0precision=");
+            h.update(self.opts.precision.name().as_bytes());
+        }
         let f: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
         Ok(self.fingerprint.get_or_init(|| f).clone())
     }

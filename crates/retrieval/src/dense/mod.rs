@@ -8,7 +8,8 @@
 //!   PGraphRAG's released notebook embeds documents) or [`Pooling::Cls`]; implements
 //!   [`pgraphrag_core::Encoder`]. all-MiniLM-L6-v2 is the shipped default
 //!   (`scripts/fetch-minilm.sh`); a `facebook/contriever` folder drops in unchanged.
-//!   [`EncoderBackend`] picks the CPU forward pass (native by default, or candle).
+//!   [`EncoderBackend`] picks the CPU forward pass (native by default, or candle);
+//!   [`Precision`] its number format (f32 by default, or int8 linear layers).
 //! * [`EmbeddingCache`] + [`encode_corpus`]: embeddings persisted in SQLite, keyed by the
 //!   model's fingerprint, the pooling and the text's sha256 ([`encode_corpus_with`]: any
 //!   encoder, keyed by the id the caller gives it).
@@ -23,10 +24,14 @@
 mod cache;
 mod contriever;
 mod encoder;
+mod files;
 mod kernels;
 mod matmul;
 mod native;
+mod options;
 mod packed;
+mod qmatmul;
+mod quant;
 mod retriever;
 mod snippet;
 
@@ -36,6 +41,7 @@ pub use encoder::{
     BertEncoder, DenseDevice, EncoderBackend, EncoderOptions, Pooling, l2_normalize,
 };
 pub use packed::PackedMatrix;
+pub use quant::Precision;
 pub use retriever::{DenseOptions, DenseRetriever, DenseRetrieverBuilder, Similarity};
 pub use snippet::{
     RankDocBySnpt, RankDocDense, Rrf, SNIPPET_MIN_CHARS, SnippetHit, SnippetRanker, Splitter,

@@ -12,6 +12,8 @@
 //!   (Q, K and V fused into one matrix).
 //! * **Matrix multiplies**: an AVX-512 kernel with the bias (and the GELU) fused in where the
 //!   CPU has AVX-512F (run-time detection), the `gemm` crate elsewhere and for attention.
+//!   With [`super::Precision::Int8`] the linear layers run on int8 weights and activations
+//!   instead ([`super::quant`]).
 //! * **Element-wise** GELU (vectorised `erf`), softmax (vectorised `exp`) and residual +
 //!   LayerNorm in one pass (see [`super::kernels`]).
 //! * **No allocation per op**: the activations live in scratch buffers reused across layers
@@ -31,21 +33,44 @@ use rayon::prelude::*;
 use super::encoder::Pooling;
 use super::kernels::{Act, Kernels};
 use super::matmul::NR;
+use super::qmatmul::QKernels;
+use super::quant::{QBuf, QuantLin};
 use crate::{Error, Result};
 
 /// A linear layer: `y = x·Wᵀ + b`.
 struct Lin {
-    /// `out × in` as stored by PyTorch (gemm path), or packed panels (AVX-512/AVX2 path).
+    /// `out × in` as stored by PyTorch (gemm path), or packed panels (AVX-512/AVX2 path);
+    /// empty when quantized.
     w: Vec<f32>,
     packed: bool,
     b: Vec<f32>,
     inp: usize,
     out: usize,
+    /// The int8 weights ([`super::Precision::Int8`]).
+    q: Option<QuantLin>,
 }
 
 impl Lin {
-    /// From PyTorch's `out × in` weight; packed when the kernels have a packed matrix multiply.
-    fn new(k: &Kernels, w: Vec<f32>, b: Vec<f32>, out: usize, inp: usize) -> Lin {
+    /// From PyTorch's `out × in` weight; quantized with int8 kernels (`qk`), else packed when
+    /// the kernels have a packed matrix multiply.
+    fn new(
+        k: &Kernels,
+        qk: Option<&QKernels>,
+        w: Vec<f32>,
+        b: Vec<f32>,
+        out: usize,
+        inp: usize,
+    ) -> Lin {
+        if qk.is_some() {
+            return Lin {
+                q: Some(QuantLin::new(&w, b, out, inp)),
+                w: Vec::new(),
+                packed: false,
+                b: Vec::new(),
+                inp,
+                out,
+            };
+        }
         let packed = k.matmul.is_some() && out.is_multiple_of(NR);
         let w = if packed {
             super::matmul::pack_panels(&w, out, inp)
@@ -58,6 +83,7 @@ impl Lin {
             b,
             inp,
             out,
+            q: None,
         }
     }
 }
@@ -84,6 +110,8 @@ struct Scratch {
     ctx: Vec<f32>,
     tmp: Vec<f32>,
     inter: Vec<f32>,
+    /// The quantized input of an int8 linear layer.
+    q: QBuf,
 }
 
 /// BERT weights in f32 and the forward pass over them.
@@ -104,6 +132,8 @@ pub(crate) struct NativeBert {
     /// `pooler.dense` (`tanh(W·h_CLS + b)`), when the checkpoint has it.
     pooler: Option<Lin>,
     k: Kernels,
+    /// The int8 kernels, when the linear layers are quantized.
+    qk: Option<QKernels>,
     pool: Arc<rayon::ThreadPool>,
     scratch: Mutex<Scratch>,
 }
@@ -131,11 +161,13 @@ impl NativeBert {
     /// Copies the weights out of `vb` (rooted where `embeddings.*` and `encoder.*` live).
     /// Errors are candle's (a missing tensor or a shape that does not match `config`); the
     /// caller adds the file name. `k`: the kernels (those of [`Kernels::for_cpu`]; tests also run the portable and AVX2
-    /// ones on an AVX-512 machine).
+    /// ones on an AVX-512 machine); `qk`: int8 kernels to quantize the linear layers with
+    /// (`None`: f32).
     pub(crate) fn load_with_kernels(
         vb: &VarBuilder,
         config: &Config,
         k: Kernels,
+        qk: Option<QKernels>,
     ) -> std::result::Result<Self, String> {
         let pool = shared_pool().map_err(|e| e.to_string())?;
         let h = config.hidden_size;
@@ -158,7 +190,7 @@ impl NativeBert {
                 b: get(&[h], &format!("{p}.{b}"))?,
             })
         };
-        let lin = |ws, b, out, inp| Lin::new(&k, ws, b, out, inp);
+        let lin = |ws, b, out, inp| Lin::new(&k, qk.as_ref(), ws, b, out, inp);
         let get_lin = |p: &str, out: usize, inp: usize| -> std::result::Result<Lin, String> {
             Ok(lin(
                 get(&[out, inp], &format!("{p}.weight"))?,
@@ -215,6 +247,7 @@ impl NativeBert {
             layers,
             pooler: None,
             k,
+            qk,
             pool,
             scratch: Mutex::new(Scratch::default()),
         })
@@ -234,13 +267,17 @@ impl NativeBert {
         };
         let w = get(&[h, h], &format!("{prefix}pooler.dense.weight"))?;
         let b = get(&[h], &format!("{prefix}pooler.dense.bias"))?;
-        self.pooler = Some(Lin::new(&self.k, w, b, h, h));
+        self.pooler = Some(Lin::new(&self.k, self.qk.as_ref(), w, b, h, h));
         Ok(self)
     }
 
-    /// The instruction set of the kernels in use (`avx512`, `avx2` or `portable`).
-    pub(crate) fn kernels_name(&self) -> &'static str {
-        self.k.name
+    /// The instruction set of the kernels in use (`avx512`, `avx2` or `portable`), followed by
+    /// the int8 tiles' (`int8 avx512-vnni`, `int8 avx2`, `int8 portable`) when quantized.
+    pub(crate) fn kernels_name(&self) -> String {
+        match &self.qk {
+            Some(q) => format!("{}, int8 {}", self.k.name, q.name),
+            None => self.k.name.to_string(),
+        }
     }
 
     /// Encodes the texts given as `(token ids, token type ids)` with `pooling`; writes one
@@ -344,15 +381,15 @@ impl NativeBert {
         });
         for layer in &self.layers {
             let qkv = &mut s.qkv[..total * 3 * h];
-            self.linear(x, total, &layer.qkv, qkv, None);
+            self.linear(x, total, &layer.qkv, qkv, None, &mut s.q);
             let ctx = &mut s.ctx[..total * h];
             self.attention(qkv, starts, ctx);
             let tmp = &mut s.tmp[..total * h];
-            self.linear(ctx, total, &layer.attn_out, tmp, None);
+            self.linear(ctx, total, &layer.attn_out, tmp, None, &mut s.q);
             self.add_ln(x, tmp, &layer.ln1);
             let inter = &mut s.inter[..total * layer.inter.out];
-            self.linear(x, total, &layer.inter, inter, Some(self.act));
-            self.linear(inter, total, &layer.down, tmp, None);
+            self.linear(x, total, &layer.inter, inter, Some(self.act), &mut s.q);
+            self.linear(inter, total, &layer.down, tmp, None, &mut s.q);
             self.add_ln(x, tmp, &layer.ln2);
         }
         // Pooling.
@@ -387,7 +424,7 @@ impl NativeBert {
                     && let Some(p) = &self.pooler
                 {
                     let cls = out.to_vec();
-                    self.linear(&cls, n, p, out, None);
+                    self.linear(&cls, n, p, out, None, &mut s.q);
                     for v in out.iter_mut() {
                         *v = v.tanh();
                     }
@@ -404,10 +441,27 @@ impl NativeBert {
             .for_each(|(xs, ys)| (self.k.add_ln)(xs, ys, &ln.g, &ln.b, self.eps));
     }
 
-    /// `y (m × out) = act(x (m × in) · Wᵀ + b)`.
-    fn linear(&self, x: &[f32], m: usize, lin: &Lin, y: &mut [f32], act: Option<Act>) {
+    /// `y (m × out) = act(x (m × in) · Wᵀ + b)`; `q` holds the quantized `x` of an int8 layer.
+    fn linear(
+        &self,
+        x: &[f32],
+        m: usize,
+        lin: &Lin,
+        y: &mut [f32],
+        act: Option<Act>,
+        q: &mut QBuf,
+    ) {
         let (k, n) = (lin.inp, lin.out);
         let y = &mut y[..m * n];
+        if let (Some(ql), Some(qk)) = (&lin.q, &self.qk) {
+            let after = |seg: &mut [f32]| {
+                if let Some(a) = act {
+                    self.k.act(a, seg);
+                }
+            };
+            super::quant::qlinear(qk, ql, x, m, q, y, Some(&after));
+            return;
+        }
         if let (true, Some(matmul)) = (lin.packed, self.k.matmul) {
             let after = |seg: &mut [f32]| {
                 if let Some(a) = act {
@@ -550,82 +604,5 @@ impl NativeBert {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every kernel set this CPU can run (AVX-512 with its own matrix multiply, AVX2 and the
-    /// portable one with `gemm`) gives the same embeddings as the best one.
-    #[test]
-    fn every_kernel_set_gives_the_same_embeddings() {
-        let dir = std::env::var_os("PGRAPHRAG_MINILM")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| {
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("../../models/all-MiniLM-L6-v2")
-            });
-        let st = dir.join("model.safetensors");
-        assert!(
-            st.is_file(),
-            "all-MiniLM-L6-v2 not found at {} (set PGRAPHRAG_MINILM or run scripts/fetch-minilm.sh)",
-            dir.display()
-        );
-        let config: Config =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("config.json")).unwrap())
-                .unwrap();
-        // SAFETY: read-only map of a file nobody modifies during the test.
-        let vb = unsafe {
-            VarBuilder::from_mmaped_safetensors(&[&st], DType::F32, &candle_core::Device::Cpu)
-        }
-        .unwrap();
-        let tok = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();
-        let texts = [
-            "Great battery, lasts all day.",
-            "Produto chegou antes do prazo, recomendo!",
-            "",
-            "The room was clean but the breakfast was cold and the staff seemed tired; \
-             still, the view of the harbour made up for most of it.",
-        ];
-        let encs: Vec<_> = texts
-            .iter()
-            .map(|t| tok.encode(*t, true).unwrap())
-            .collect();
-        let seqs: Vec<(&[u32], &[u32])> = encs
-            .iter()
-            .map(|e| (e.get_ids(), e.get_type_ids()))
-            .collect();
-        let run = |k: Kernels| {
-            let m = NativeBert::load_with_kernels(&vb, &config, k)
-                .unwrap()
-                .with_pooler(&vb, "", config.hidden_size)
-                .unwrap();
-            let mut out = vec![0f32; texts.len() * config.hidden_size * 2];
-            let (a, b) = out.split_at_mut(texts.len() * config.hidden_size);
-            m.forward(&seqs, Pooling::Mean, a).unwrap();
-            m.forward(&seqs, Pooling::Pooler, b).unwrap();
-            out
-        };
-        let best = run(Kernels::for_cpu(pgraphrag_core::simd::CpuFeatures::detect()));
-        let mut sets = vec![Kernels::portable()];
-        #[cfg(target_arch = "x86_64")]
-        sets.extend(x86_avx2());
-        for k in sets {
-            let other = run(k);
-            let d = best
-                .iter()
-                .zip(&other)
-                .map(|(a, b)| (a - b).abs())
-                .fold(0f32, f32::max);
-            assert!(
-                d < 1e-5,
-                "{} differs from {} by {d}",
-                k.name,
-                Kernels::for_cpu(pgraphrag_core::simd::CpuFeatures::detect()).name
-            );
-        }
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    fn x86_avx2() -> Option<Kernels> {
-        super::super::kernels::avx2_kernels()
-    }
-}
+#[path = "native_tests.rs"]
+mod tests;

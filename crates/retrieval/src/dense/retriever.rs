@@ -9,6 +9,7 @@ use pgraphrag_core::{Encoder, Scored, TieOrder};
 
 use super::cache::{EmbeddingCache, encode_cached, encode_err, text_key};
 use super::encoder::{BertEncoder, DenseDevice, EncoderBackend, EncoderOptions, Pooling};
+use super::quant::Precision;
 pub use crate::scoring::Similarity;
 use crate::scoring::similarity as score;
 use crate::{Error, Result};
@@ -33,6 +34,8 @@ pub struct DenseOptions {
     pub device: DenseDevice,
     /// The CPU forward pass. Default [`EncoderBackend::Native`].
     pub backend: EncoderBackend,
+    /// The native forward pass's number format. Default [`Precision::F32`].
+    pub precision: Precision,
 }
 
 impl Default for DenseOptions {
@@ -46,6 +49,7 @@ impl Default for DenseOptions {
             cache: None,
             device: DenseDevice::Cpu,
             backend: EncoderBackend::Native,
+            precision: Precision::F32,
         }
     }
 }
@@ -108,6 +112,19 @@ impl DenseRetrieverBuilder {
         self.opts.backend = b;
         self
     }
+    /// Sets the native forward pass's number format ([`Precision::Int8`]: int8 linear
+    /// layers, faster, embeddings within the fidelity measured in `docs/dense.md`).
+    ///
+    /// ```
+    /// use pgraphrag_retrieval::dense::{DenseOptions, DenseRetriever, Precision};
+    /// let b = DenseRetriever::builder("models/all-MiniLM-L6-v2").precision(Precision::Int8);
+    /// assert!(format!("{b:?}").contains("Int8")); // `.build()` loads the model
+    /// assert_eq!(DenseOptions::default().precision, Precision::F32);
+    /// ```
+    pub fn precision(mut self, p: Precision) -> Self {
+        self.opts.precision = p;
+        self
+    }
     /// Replaces all options at once.
     pub fn options(mut self, o: DenseOptions) -> Self {
         self.opts = o;
@@ -124,6 +141,7 @@ impl DenseRetrieverBuilder {
                 max_length: self.opts.max_length,
                 device: self.opts.device,
                 backend: self.opts.backend,
+                precision: self.opts.precision,
                 ..Default::default()
             },
         )?;
