@@ -17,7 +17,9 @@
 //! `--writes-per-sec` writes (half new reviews, half in-place edits for the live index; new
 //! reviews only for the graph, which cannot edit one), and prints requests/s and p50/p99
 //! latency. The patterns alternate for `--rounds` rounds and the medians are reported. Then
-//! it prints the resident memory the live index added per million reviews.
+//! it prints the resident memory the live index added per million reviews. `--fits-only`
+//! instead compares kept BM25 fits with a fit per read (`IndexOptions::fit_min_docs`) on the
+//! same requests.
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -35,6 +37,7 @@ struct Args {
     writes_per_sec: f64,
     rounds: usize,
     threads: Vec<usize>,
+    fits_only: bool,
 }
 
 fn args() -> anyhow::Result<Args> {
@@ -45,6 +48,7 @@ fn args() -> anyhow::Result<Args> {
         writes_per_sec: 1000.0,
         rounds: 3,
         threads: vec![1, 2, 4],
+        fits_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -58,6 +62,7 @@ fn args() -> anyhow::Result<Args> {
             "--seconds" => a.seconds = value()?.parse()?,
             "--writes-per-sec" => a.writes_per_sec = value()?.parse()?,
             "--rounds" => a.rounds = value()?.parse()?,
+            "--fits-only" => a.fits_only = true,
             "--threads" => {
                 a.threads = value()?
                     .split(',')
@@ -264,6 +269,103 @@ fn profile_600(texts: &[(Option<String>, String)]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Kept fits against a fit per read (`IndexOptions::fit_min_docs`), on two indexes of the same
+/// documents: the same requests (BM25, both scopes, k = 4), each timed on both in alternation,
+/// with one write (half new reviews, half edits) applied to both after every tenth request,
+/// so the fits of written lists are made again by the next read, as in service. Prints the
+/// latency distribution of each and checks they answer the same.
+fn fit_reuse(docs: &[Document], w: &Workload, requests: usize) -> anyhow::Result<()> {
+    use pgraphrag_retrieval::live::IndexOptions;
+    let build = |fit_min_docs| -> anyhow::Result<ProfileIndex> {
+        let index = ProfileIndex::new(IndexOptions {
+            fit_min_docs,
+            ..Default::default()
+        })?;
+        for chunk in docs.chunks(1000) {
+            index.upsert_batch(chunk.to_vec())?;
+        }
+        Ok(index)
+    };
+    let r0 = rss_kib();
+    let per_read = build(usize::MAX)?;
+    let r1 = rss_kib();
+    let kept = build(IndexOptions::default().fit_min_docs)?;
+    let r2 = rss_kib();
+    println!(
+        "resident memory: fit per read {:.0} MiB, fits kept {:.0} MiB",
+        r1.saturating_sub(r0) as f64 / 1024.0,
+        r2.saturating_sub(r1) as f64 / 1024.0
+    );
+    let mut rng = Rng::new(99);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let (mut wa, mut wb) = (Vec::new(), Vec::new());
+    for i in 0..requests {
+        let d = &docs[rng.below(docs.len())];
+        let req = ContextRequest {
+            user: d.user.clone(),
+            item: d.item.clone(),
+            query: Task::Text.query(d.title.as_deref(), Some(&d.text)),
+            k: 4,
+            ..Default::default()
+        };
+        let (first, second, fa, fb) = if i % 2 == 0 {
+            (&kept, &per_read, &mut a, &mut b)
+        } else {
+            (&per_read, &kept, &mut b, &mut a)
+        };
+        let t = Instant::now();
+        let x = first.context(&req)?;
+        fa.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        let y = second.context(&req)?;
+        fb.push(t.elapsed().as_secs_f64() * 1e3);
+        let bits = |c: &pgraphrag_retrieval::live::Context| {
+            c.entries()
+                .map(|h| (h.doc.id().to_string(), h.score.to_bits()))
+                .collect::<Vec<_>>()
+        };
+        anyhow::ensure!(bits(&x) == bits(&y), "the two indexes disagree on {req:?}");
+        if i % 10 == 9 {
+            let mut wr = Rng::new(i as u64 ^ 0x77);
+            let d = if i % 20 == 9 {
+                w.document(docs.len() + i, &mut wr)
+            } else {
+                let mut d = docs[wr.below(docs.len())].clone();
+                d.text.push_str(" (edited)");
+                d
+            };
+            let t = Instant::now();
+            kept.upsert(d.clone())?;
+            wa.push(t.elapsed().as_secs_f64() * 1e3);
+            let t = Instant::now();
+            per_read.upsert(d)?;
+            wb.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    let stats = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        format!(
+            "mean {mean:.3}, p50 {:.3}, p90 {:.3}, p99 {:.3}, p99.9 {:.3}, max {:.3} ms",
+            percentile(&v, 0.5),
+            percentile(&v, 0.9),
+            percentile(&v, 0.99),
+            percentile(&v, 0.999),
+            v[v.len() - 1]
+        )
+    };
+    println!("{requests} requests (BM25, both, k = 4; one write per 10), identical answers:");
+    println!("  fits kept (fit_min_docs 64): {}", stats(a));
+    println!("  fit per read:                {}", stats(b));
+    println!(
+        "{} writes (the fits of the lists they change made again):",
+        wa.len()
+    );
+    println!("  fits kept (fit_min_docs 64): {}", stats(wa));
+    println!("  fit per read:                {}", stats(wb));
+    Ok(())
+}
+
 /// The cost of one write on the loaded index (2,000 single upserts, half new reviews, half
 /// in-place edits), and of tokenizing the same documents alone.
 fn write_cost(live: &ProfileIndex, docs: &[Document], w: &Workload) -> anyhow::Result<()> {
@@ -311,6 +413,9 @@ fn main() -> anyhow::Result<()> {
         items
     );
 
+    if a.fits_only {
+        return fit_reuse(&docs, &w, 20_000);
+    }
     // The live index.
     let rss0 = rss_kib();
     let t0 = Instant::now();

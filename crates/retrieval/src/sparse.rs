@@ -33,6 +33,7 @@ mod baseline;
 pub(crate) mod fit;
 pub mod formula;
 pub(crate) mod interner;
+pub(crate) mod list_fit;
 mod lucene;
 mod okapi;
 mod retriever;

@@ -64,7 +64,12 @@ fn item() -> impl Strategy<Value = Option<String>> {
 }
 
 fn op() -> impl Strategy<Value = Op> {
-    let upsert = (user(), 0..4u8, item(), prop::option::of(words(3)), words(6)).prop_map(
+    op_with(4)
+}
+
+/// Operations on document ids `0..ids` of each user.
+fn op_with(ids: u8) -> impl Strategy<Value = Op> {
+    let upsert = (user(), 0..ids, item(), prop::option::of(words(3)), words(6)).prop_map(
         |(user, id, item, title, text)| {
             Op::Upsert(Document {
                 user,
@@ -101,7 +106,7 @@ fn op() -> impl Strategy<Value = Op> {
     );
     prop_oneof![
         6 => upsert,
-        1 => (user(), 0..4u8).prop_map(|(u, d)| Op::Remove(u, d.to_string())),
+        1 => (user(), 0..ids).prop_map(|(u, d)| Op::Remove(u, d.to_string())),
         1 => user().prop_map(Op::RemoveUser),
         4 => query,
     ]
@@ -255,6 +260,45 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Lists long enough for the index to keep their BM25 fit (64 documents and more), edited
+    /// and read in any order: still the rebuilt index's and the batch ranker's rankings.
+    #[test]
+    fn long_lists_keep_exact_scores_through_edits(
+        load in prop::collection::vec((user(), 0..60u8, item(), 0..97usize, 1..8usize), 220..320),
+        ops in prop::collection::vec(op_with(60), 20..80),
+        queries in prop::collection::vec((user(), 0..3u8, 0..97usize, 1..5usize, 1..6usize), 30),
+    ) {
+        let mut all: Vec<Op> = load
+            .into_iter()
+            .map(|(user, id, item, seed, len)| {
+                let text = varied_text(seed, len);
+                Op::Upsert(Document { user, id: id.to_string(), item, text, ..Default::default() })
+            })
+            .collect();
+        // Reads in the larger vocabulary, BM25 over both sides (checked against the batch
+        // ranker too), between the edits.
+        let reads = queries.into_iter().map(|(user, item, seed, len, k)| {
+            Op::Query(ContextRequest {
+                user,
+                item: Some(format!("p{item}")),
+                query: varied_text(seed, len),
+                k,
+                ..Default::default()
+            })
+        });
+        let mut edits = ops.into_iter();
+        for read in reads {
+            all.push(read);
+            all.extend(edits.by_ref().take(3));
+        }
+        all.extend(edits);
+        check_sequential(all)?;
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
 
     /// One writer applies the writes while three readers query; every read equals the
@@ -314,33 +358,82 @@ proptest! {
     }
 }
 
-/// The live index's BM25 side of a user with hundreds of documents equals the batch ranker's.
+/// Texts over a larger vocabulary (so that idfs spread and scores are positive), from a seed.
+fn varied_text(seed: usize, len: usize) -> String {
+    (0..len)
+        .map(|j| format!("w{}", (seed * 31 + j * j * 17 + j) % 97))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The live index's BM25 sides of a user with hundreds of documents and of an item with
+/// hundreds of reviews (both long enough for the index to keep their fit) equal the batch
+/// ranker's, score for score, before and after edits.
 #[test]
-fn a_long_profile_matches_the_batch_ranker() {
+fn long_profiles_match_the_batch_ranker() {
     let index = ProfileIndex::new(IndexOptions::default()).unwrap();
     let mut model = Model::default();
-    for i in 0..600 {
-        let text: Vec<&str> = (0..(i % 7 + 1))
-            .map(|j| WORDS[(i * 7 + j * 3) % WORDS.len()])
-            .collect();
-        let d = Document {
-            user: format!("u{}", i % 3),
-            id: i.to_string(),
-            item: Some(format!("p{}", i % 50)),
-            text: text.join(" "),
-            ..Default::default()
-        };
+    let put = |model: &mut Model, d: Document| {
         index.upsert(d.clone()).unwrap();
         model.upsert(d);
+    };
+    for i in 0..600 {
+        put(
+            &mut model,
+            Document {
+                user: format!("u{}", i % 3),
+                id: i.to_string(),
+                // Every fourth review is about "hot", an item with 150 reviews.
+                item: Some(if i % 4 == 0 {
+                    "hot".into()
+                } else {
+                    format!("p{}", i % 50)
+                }),
+                text: varied_text(i, i % 9 + 1),
+                ..Default::default()
+            },
+        );
     }
-    let req = ContextRequest {
-        user: "u0".into(),
-        item: Some("p3".into()),
-        query: "lavender soap hair".into(),
+    let req = |user: &str, item: &str| ContextRequest {
+        user: user.into(),
+        item: Some(item.into()),
+        query: "w3 w40 w77 w3 w12".into(),
         k: 10,
         ..Default::default()
     };
-    let live = flat(&index.context(&req).unwrap());
-    assert_eq!(live.0.len(), 10);
-    assert_eq!(live, batch_bm25(&model, &req));
+    let check = |index: &ProfileIndex, model: &Model| {
+        for (u, i) in [
+            ("u0", "p3"),
+            ("u0", "hot"),
+            ("u1", "hot"),
+            ("u9", "hot"),
+            ("u2", "p7"),
+        ] {
+            let Ok(c) = index.context(&req(u, i)) else {
+                assert_eq!(u, "u9", "only the unknown user fails");
+                continue;
+            };
+            let live = flat(&c);
+            assert_eq!(live.0.len(), 10);
+            assert!(live.0.iter().any(|e| f64::from_bits(e.2) > 0.0), "{live:?}");
+            assert_eq!(live, batch_bm25(model, &req(u, i)), "{u} {i}");
+        }
+    };
+    check(&index, &model);
+    // Edits of documents in the long lists (the first ones, whose terms appear first).
+    for i in [0, 4, 8, 3] {
+        put(
+            &mut model,
+            Document {
+                user: format!("u{}", i % 3),
+                id: i.to_string(),
+                item: Some("hot".into()),
+                text: varied_text(i + 1000, 5),
+                ..Default::default()
+            },
+        );
+    }
+    index.remove("u1", "1").unwrap();
+    model.remove("u1", "1");
+    check(&index, &model);
 }

@@ -1,6 +1,5 @@
 //! Reads of a [`ProfileIndex`]: one target's ranked context.
 
-use std::cell::RefCell;
 use std::sync::Arc;
 
 use pgraphrag_core::{Entry, ItemId, RankedProfile, Scored, TieOrder, top_k};
@@ -8,10 +7,10 @@ use pgraphrag_graph::Scope;
 
 use super::doc::StoredDoc;
 use super::index::{ProfileIndex, check_rows};
-use super::snapshot::Snapshot;
+use super::snapshot::{Side, Snapshot};
 use crate::scoring::{rrf_scores, similarity};
 use crate::sparse::Tokenizer;
-use crate::sparse::fit::FitScratch;
+use crate::sparse::fit::with_scratch;
 use crate::{Error, Result};
 
 /// Which retriever ranks a context.
@@ -129,11 +128,6 @@ impl Context {
     }
 }
 
-thread_local! {
-    /// Each reading thread's BM25 scratch arrays (sized by the largest vocabulary seen).
-    static SCRATCH: RefCell<FitScratch> = RefCell::new(FitScratch::default());
-}
-
 impl<T: Tokenizer> ProfileIndex<T> {
     /// The ranked context of one target, from the latest snapshot. Never waits for a writer.
     ///
@@ -196,15 +190,16 @@ impl<T: Tokenizer> ProfileIndex<T> {
         &self,
         snap: &Snapshot,
         q: &Query,
-        cands: &[&Arc<StoredDoc>],
+        side: &Side,
         req: &ContextRequest,
     ) -> Result<Vec<Hit>> {
+        let cands = &side.cands[..];
         let ranked = match req.retriever {
-            RetrieverKind::Bm25 => self.bm25(snap, q, cands, Some(req.k)),
+            RetrieverKind::Bm25 => self.bm25(snap, q, side, Some(req.k)),
             RetrieverKind::Dense => dense(q, cands, self.opts.similarity, Some(req.k))?,
             RetrieverKind::Hybrid => {
                 let rankings = [
-                    self.bm25(snap, q, cands, None),
+                    self.bm25(snap, q, side, None),
                     dense(q, cands, self.opts.similarity, None)?,
                 ];
                 let fused = rrf_scores(cands.len(), &rankings, self.opts.rrf_k);
@@ -220,23 +215,33 @@ impl<T: Tokenizer> ProfileIndex<T> {
             .collect())
     }
 
-    /// BM25Okapi fitted on the candidates with tokens (those without are dropped, as the
-    /// clean recipe does); indices into `cands`.
+    /// BM25Okapi fitted on the side's candidates with tokens (those without are dropped, as
+    /// the clean recipe does); indices into the candidates. A long list's kept fit
+    /// ([`super::IndexOptions::fit_min_docs`]; made by the writer right after publishing, so
+    /// a read never waits for one) gives the same scores, bit for bit, without walking every
+    /// token; until it is there, the list is fitted for the read.
     fn bm25(
         &self,
         snap: &Snapshot,
         q: &Query,
-        cands: &[&Arc<StoredDoc>],
+        side: &Side,
         k: Option<usize>,
     ) -> Vec<Scored<usize>> {
+        let cands = &side.cands;
         let kept: Vec<usize> = (0..cands.len()).filter(|&i| cands[i].len > 0).collect();
         if kept.is_empty() {
             return Vec::new();
         }
-        let docs = kept.iter().map(|&i| (cands[i].len, &cands[i].terms[..]));
-        let scores = SCRATCH.with(|sc| {
-            sc.borrow_mut()
-                .scores(docs, &q.token_ids, snap.id_bound, self.opts.bm25)
+        let (ids, bound, params) = (&q.token_ids[..], snap.id_bound, self.opts.bm25);
+        let scores = with_scratch(|sc| match side.list.and_then(|l| l.fit().map(|f| (l, f))) {
+            Some((list, fit)) => {
+                let terms_of = |d: u32| list.kept_terms(fit, d);
+                sc.list_scores(fit, &side.excluded, terms_of, ids, bound, params)
+            }
+            None => {
+                let docs = kept.iter().map(|&i| (cands[i].len, &cands[i].terms[..]));
+                sc.scores(docs, ids, bound, params)
+            }
         });
         top_k(&scores, k, self.opts.ties)
             .into_iter()

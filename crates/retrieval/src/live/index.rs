@@ -36,6 +36,12 @@ pub struct IndexOptions {
     pub similarity: Similarity,
     /// The rank offset of hybrid reciprocal-rank fusion. Default 60.
     pub rrf_k: f64,
+    /// User and item lists at least this long keep their BM25 fit (document frequencies and
+    /// postings, about 8 bytes per distinct token of each document), made by the first read
+    /// after each change and reused: a read of a popular item's neighbour side then costs its
+    /// vocabulary and the query terms' postings instead of every token. Scores are the same
+    /// bit for bit either way. Default 64; `usize::MAX` fits every list per read (no memory).
+    pub fit_min_docs: usize,
 }
 
 impl Default for IndexOptions {
@@ -46,6 +52,7 @@ impl Default for IndexOptions {
             ratings: Some((*RATING_SCALE.start(), *RATING_SCALE.end())),
             similarity: Similarity::Cosine,
             rrf_k: 60.0,
+            fit_min_docs: 64,
         }
     }
 }
@@ -301,9 +308,9 @@ impl<T: Tokenizer> ProfileIndex<T> {
                 replaced += 1;
             }
         }
-        next.bump();
+        let touched = next.bump();
         let generation = next.generation;
-        self.published.store(Arc::new(next));
+        self.publish(next, &touched);
         Ok(Written {
             generation,
             created,
@@ -323,9 +330,9 @@ impl<T: Tokenizer> ProfileIndex<T> {
                 doc: id.to_string(),
             })?;
         next.remove(&mut counts, &doc);
-        next.bump();
+        let touched = next.bump();
         let generation = next.generation;
-        self.published.store(Arc::new(next));
+        self.publish(next, &touched);
         Ok(generation)
     }
 
@@ -344,15 +351,23 @@ impl<T: Tokenizer> ProfileIndex<T> {
         for d in &docs {
             next.remove(&mut counts, d);
         }
-        next.bump();
+        let touched = next.bump();
         let generation = next.generation;
-        self.published.store(Arc::new(next));
+        self.publish(next, &touched);
         Ok(UserRemoval {
             generation,
             documents: docs.len(),
             token_lists: docs.len(),
             embeddings,
         })
+    }
+
+    /// Publishes `next` (readers see it from now on), then makes the fits of the long lists
+    /// the write changed, off the read path (the writer's lock is still held).
+    fn publish(&self, next: Snapshot, touched: &[(bool, Arc<str>)]) {
+        let next = Arc::new(next);
+        self.published.store(Arc::clone(&next));
+        next.refit(touched, self.opts.fit_min_docs);
     }
 
     /// The writer's lock.

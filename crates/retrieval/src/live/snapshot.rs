@@ -6,14 +6,98 @@
 //! hold. A user's or an item's document list is one shared vector, copied whole when it
 //! changes (its length is one profile).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use imbl::HashMap;
 
 use super::doc::{Prepared, StoredDoc};
+use crate::sparse::fit::with_scratch;
+use crate::sparse::list_fit::ListFit;
 
 /// Documents in index order (by [`StoredDoc::seq`]).
-type DocList = Arc<Vec<Arc<StoredDoc>>>;
+type DocList = Arc<DocEntry>;
+
+/// One user's or item's documents, and (for long lists) their BM25 fit, made by the first
+/// reader that needs it and shared by every snapshot holding this version of the list.
+#[derive(Default)]
+pub(crate) struct DocEntry {
+    docs: Vec<Arc<StoredDoc>>,
+    fit: OnceLock<ListFit>,
+}
+
+impl Clone for DocEntry {
+    /// The documents only: a copy is made to be changed, so its fit would be stale.
+    fn clone(&self) -> Self {
+        DocEntry {
+            docs: self.docs.clone(),
+            fit: OnceLock::new(),
+        }
+    }
+}
+
+impl std::fmt::Debug for DocEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DocEntry")
+            .field("docs", &self.docs)
+            .field("fitted", &self.fit.get().is_some())
+            .finish()
+    }
+}
+
+impl DocEntry {
+    /// The terms of the `d`-th document with tokens (`fit` is this list's).
+    pub(crate) fn kept_terms(&self, fit: &ListFit, d: u32) -> &[(u32, u32)] {
+        &self.docs[fit.list_index(d)].terms
+    }
+
+    /// The list's BM25 fit, once the writer made it.
+    pub(crate) fn fit(&self) -> Option<&ListFit> {
+        self.fit.get()
+    }
+
+    /// Makes the list's fit if it has at least `min_docs` documents and none yet.
+    fn refit(&self, min_docs: usize, terms: usize) {
+        if self.docs.len() >= min_docs && self.fit.get().is_none() {
+            let docs = self.docs.iter().map(|d| (d.len, &d.terms[..]));
+            let fit = with_scratch(|sc| ListFit::build(docs, sc, terms));
+            // Only this index's writer makes fits, under its lock: the cell is empty.
+            let _ = self.fit.set(fit);
+        }
+    }
+}
+
+/// One side of a target's profile: the candidates, and the list they were taken from with the
+/// documents left out (their indices among the list's documents with tokens, and their terms).
+pub(crate) struct Side<'a> {
+    pub(crate) cands: Vec<&'a Arc<StoredDoc>>,
+    pub(crate) list: Option<&'a DocEntry>,
+    pub(crate) excluded: Vec<(u32, &'a [(u32, u32)])>,
+}
+
+impl<'a> Side<'a> {
+    /// The documents of `list` for which `keep` holds.
+    fn of(list: Option<&'a DocList>, keep: impl Fn(&StoredDoc) -> bool) -> Side<'a> {
+        let mut side = Side {
+            cands: Vec::new(),
+            list: list.map(|l| &**l),
+            excluded: Vec::new(),
+        };
+        let mut kept = 0u32;
+        for d in list.map_or(&[][..], |l| &l.docs[..]) {
+            let stays = keep(d);
+            if stays {
+                side.cands.push(d);
+            }
+            if d.len > 0 {
+                if !stays {
+                    side.excluded.push((kept, &d.terms[..]));
+                }
+                kept += 1;
+            }
+        }
+        side
+    }
+}
 
 /// The writer's own bookkeeping, outside the snapshots (changed in place, never copied): for
 /// each token id, the token and how many documents contain it.
@@ -47,6 +131,10 @@ pub struct Snapshot {
     pub(crate) id_bound: usize,
     /// The dimension of the stored embeddings, once one is stored.
     pub(crate) dim: Option<usize>,
+    /// The user and item lists the writer changed since the last publication (`true` for an
+    /// item), whose fits it makes once the new snapshot is published. Empty in every
+    /// published snapshot.
+    touched: Vec<(bool, Arc<str>)>,
 }
 
 impl Snapshot {
@@ -80,11 +168,11 @@ impl Snapshot {
     }
     /// The documents of `user`, in index order (empty for an unknown user).
     pub fn user_documents(&self, user: &str) -> &[Arc<StoredDoc>] {
-        self.users.get(user).map_or(&[], |v| v.as_slice())
+        self.users.get(user).map_or(&[], |v| v.docs.as_slice())
     }
     /// The documents about `item`, in index order (empty for an unknown item).
     pub fn item_documents(&self, item: &str) -> &[Arc<StoredDoc>] {
-        self.items.get(item).map_or(&[], |v| v.as_slice())
+        self.items.get(item).map_or(&[], |v| v.docs.as_slice())
     }
     /// The document `id` of `user`.
     pub fn document(&self, user: &str, id: &str) -> Option<&Arc<StoredDoc>> {
@@ -104,19 +192,15 @@ impl Snapshot {
     }
 
     /// The user side of a profile: `user`'s documents about anything but `item`.
-    pub(crate) fn user_side(&self, user: &str, item: Option<&str>) -> Vec<&Arc<StoredDoc>> {
-        self.user_documents(user)
-            .iter()
-            .filter(|d| item.is_none() || d.item.as_deref() != item)
-            .collect()
+    pub(crate) fn user_side(&self, user: &str, item: Option<&str>) -> Side<'_> {
+        Side::of(self.users.get(user), |d| {
+            item.is_none() || d.item.as_deref() != item
+        })
     }
 
     /// The neighbour side: other users' documents about `item`.
-    pub(crate) fn neighbor_side(&self, user: &str, item: &str) -> Vec<&Arc<StoredDoc>> {
-        self.item_documents(item)
-            .iter()
-            .filter(|d| &*d.user != user)
-            .collect()
+    pub(crate) fn neighbor_side(&self, user: &str, item: &str) -> Side<'_> {
+        Side::of(self.items.get(item), |d| &*d.user != user)
     }
 
     // --- writes (on the writer's private copy) ---
@@ -203,8 +287,10 @@ impl Snapshot {
             self.documents += 1;
         }
         put(&mut self.users, &user, &doc);
+        self.touched.push((false, user.clone()));
         if let Some(item) = &doc.item {
             put(&mut self.items, item, &doc);
+            self.touched.push((true, item.clone()));
         }
         old.is_none()
     }
@@ -214,25 +300,45 @@ impl Snapshot {
         self.release(counts, doc);
         self.detach_item(doc);
         take(&mut self.users, &doc.user, doc.seq);
+        self.touched.push((false, doc.user.clone()));
         self.documents -= 1;
     }
 
     fn detach_item(&mut self, doc: &StoredDoc) {
         if let Some(item) = &doc.item {
             take(&mut self.items, item, doc.seq);
+            self.touched.push((true, item.clone()));
         }
     }
 
-    /// Starts the next generation.
-    pub(crate) fn bump(&mut self) {
+    /// Starts the next generation; returns the lists changed since the last one, for
+    /// [`Snapshot::refit`] once published.
+    pub(crate) fn bump(&mut self) -> Vec<(bool, Arc<str>)> {
         self.generation += 1;
+        let mut touched = std::mem::take(&mut self.touched);
+        touched.sort_unstable();
+        touched.dedup();
+        touched
+    }
+
+    /// Makes the BM25 fits of the `touched` lists that are at least `min_docs` long (the
+    /// writer, right after publishing this snapshot).
+    pub(crate) fn refit(&self, touched: &[(bool, Arc<str>)], min_docs: usize) {
+        for (is_item, key) in touched {
+            let map = if *is_item { &self.items } else { &self.users };
+            if let Some(entry) = map.get(&**key) {
+                entry.refit(min_docs, self.id_bound);
+            }
+        }
     }
 }
 
 /// Inserts or replaces `doc` (by seq) in the list under `key`.
 fn put(map: &mut HashMap<Arc<str>, DocList>, key: &Arc<str>, doc: &Arc<StoredDoc>) {
     let list = map.entry(key.clone()).or_default();
-    let v = Arc::make_mut(list);
+    let entry = Arc::make_mut(list);
+    entry.fit = OnceLock::new();
+    let v = &mut entry.docs;
     match v.binary_search_by_key(&doc.seq, |d| d.seq) {
         Ok(i) => v[i] = doc.clone(),
         Err(i) => v.insert(i, doc.clone()),
@@ -243,7 +349,9 @@ fn put(map: &mut HashMap<Arc<str>, DocList>, key: &Arc<str>, doc: &Arc<StoredDoc
 fn take(map: &mut HashMap<Arc<str>, DocList>, key: &str, seq: u64) {
     let empty = match map.get_mut(key) {
         Some(list) => {
-            let v = Arc::make_mut(list);
+            let entry = Arc::make_mut(list);
+            entry.fit = OnceLock::new();
+            let v = &mut entry.docs;
             if let Ok(i) = v.binary_search_by_key(&seq, |d| d.seq) {
                 v.remove(i);
             }

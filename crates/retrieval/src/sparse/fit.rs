@@ -17,6 +17,16 @@ pub(crate) fn fast_params(params: Bm25Params) -> bool {
     k1.is_finite() && k1 > 0.0 && b.is_finite() && (0.0..1.0).contains(&b) && epsilon.is_finite()
 }
 
+thread_local! {
+    /// Each thread's scratch arrays for the live index (sized by the largest vocabulary seen).
+    static SCRATCH: std::cell::RefCell<FitScratch> = std::cell::RefCell::new(FitScratch::default());
+}
+
+/// Runs `f` with this thread's [`FitScratch`].
+pub(crate) fn with_scratch<R>(f: impl FnOnce(&mut FitScratch) -> R) -> R {
+    SCRATCH.with(|sc| f(&mut sc.borrow_mut()))
+}
+
 /// Per-term scratch arrays, indexed by token id and reset by generation stamps, so a fit costs
 /// nothing per vocabulary term it does not touch.
 #[derive(Debug, Clone, Default)]
@@ -24,20 +34,20 @@ pub(crate) struct FitScratch {
     gen_: u32,
     doc_gen: u32,
     /// `gen_` when the term was first seen in the current candidate list.
-    seen: Vec<u32>,
+    pub(super) seen: Vec<u32>,
     /// `doc_gen` when last counted for a document.
-    doc: Vec<u32>,
-    df: Vec<u32>,
-    tf: Vec<u32>,
-    idf: Vec<f64>,
-    order: Vec<u32>,
+    pub(super) doc: Vec<u32>,
+    pub(super) df: Vec<u32>,
+    pub(super) tf: Vec<u32>,
+    pub(super) idf: Vec<f64>,
+    pub(super) order: Vec<u32>,
     /// `ln(i + 0.5)` for the list sizes met so far, as rank_bm25's idf computes it.
-    ln_half: IdfTable,
+    pub(super) ln_half: IdfTable,
 }
 
 impl FitScratch {
     /// Sizes the arrays for `terms` token ids and starts a new candidate list.
-    fn next_list(&mut self, terms: usize) -> u32 {
+    pub(super) fn next_list(&mut self, terms: usize) -> u32 {
         if self.seen.len() < terms {
             self.seen.resize(terms, 0);
             self.doc.resize(terms, 0);
@@ -54,7 +64,7 @@ impl FitScratch {
     }
 
     /// Starts a new document (after `next_list` sized the arrays).
-    fn next_doc(&mut self) -> u32 {
+    pub(super) fn next_doc(&mut self) -> u32 {
         if self.doc_gen == u32::MAX {
             self.doc.iter_mut().for_each(|x| *x = 0);
             self.doc_gen = 0;
