@@ -1,7 +1,7 @@
-//! The middleware around the routes: the announced body size, metrics and logs, the key
-//! check and the per-key rate limit.
+//! The middleware around the routes: JSON bodies for tower-http's limit and timeout answers,
+//! metrics and logs, the key check and the per-key rate limit.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::{StatusCode, header};
@@ -15,21 +15,42 @@ use crate::service::Service;
 #[derive(Debug, Clone)]
 pub(crate) struct TenantName(pub(crate) String);
 
-/// A body announced (`Content-Length`) over `max` bytes is refused before it is read.
-pub(crate) async fn announced_size(req: Request, next: Next, max: usize) -> Response {
+/// Gives the answers of tower-http's body limit and timeout layers (a plain-text 413, an empty
+/// 503) the service's JSON error body, saying what was wrong.
+pub(crate) async fn json_errors(
+    req: Request,
+    next: Next,
+    max: usize,
+    timeout: Duration,
+) -> Response {
     let announced = req
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    match announced {
-        Some(n) if n > max as u64 => ApiError::new(
+    let r = next.run(req).await;
+    let json = r
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    match r.status() {
+        _ if json => r,
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "too_large",
-            format!("the body is {n} bytes; the server takes at most {max}"),
+            match announced {
+                Some(n) => format!("the body is {n} bytes; the server takes at most {max}"),
+                None => format!("the body is over {max} bytes, the most the server takes"),
+            },
         )
         .into_response(),
-        _ => next.run(req).await,
+        StatusCode::SERVICE_UNAVAILABLE => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            format!("the request took longer than {timeout:?}"),
+        )
+        .into_response(),
+        _ => r,
     }
 }
 

@@ -12,13 +12,15 @@ use axum::routing::{get, post, put};
 use pgraphrag_core::{Entry, Task};
 use pgraphrag_prompt::pgraphrag::{Mode, PromptBuilder};
 use pgraphrag_retrieval::live::{Context, ContextRequest, Document, RetrieverKind, Scope};
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::timeout::TimeoutLayer;
 
 use crate::api::{
     ApiError, ApiJson, ContextAnswer, ContextBody, EntryOut, PutDocument, RetrieverName, ScopeName,
     SummaryOut, UserReceipt, WriteAnswer,
 };
 use crate::chat::{self, ChatBody};
-use crate::middleware::{TenantName, announced_size, authenticate, measure};
+use crate::middleware::{TenantName, authenticate, json_errors, measure};
 use crate::service::{Service, Tenant};
 
 /// The service's routes: the HTTP contract of `docs/serve.md`.
@@ -43,24 +45,18 @@ pub fn router(service: Service) -> Router {
         .route("/openapi.json", get(openapi))
         .route("/metrics", get(metrics))
         .fallback(|| async { ApiError::not_found("no such route; see docs/serve.md") })
-        .layer(DefaultBodyLimit::max(max_body))
-        .layer(middleware::from_fn(move |req: Request, next: Next| {
-            announced_size(req, next, max_body)
-        }))
+        // tower-http's limit (an announced body over the limit is refused before it is read,
+        // a streamed one when it passes the limit) instead of axum's default 2 MB.
+        .layer(DefaultBodyLimit::disable())
+        .layer(RequestBodyLimitLayer::new(max_body))
         .layer(middleware::from_fn_with_state(service.clone(), measure))
-        .layer(middleware::from_fn(
-            move |req: Request, next: Next| async move {
-                match tokio::time::timeout(timeout, next.run(req)).await {
-                    Ok(r) => r,
-                    Err(_) => ApiError::new(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "timeout",
-                        format!("the request took longer than {timeout:?}"),
-                    )
-                    .into_response(),
-                }
-            },
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            timeout,
         ))
+        .layer(middleware::from_fn(move |req: Request, next: Next| {
+            json_errors(req, next, max_body, timeout)
+        }))
         .with_state(service)
 }
 

@@ -306,6 +306,70 @@ fn chat_completions_use_the_users_context() {
     assert_eq!(content, "2 documents");
 }
 
+/// A backend slower than the service's timeout.
+struct Slow;
+impl pgraphrag_serve::ChatBackend for Slow {
+    fn complete(
+        &self,
+        _: pgraphrag_core::Prompt,
+        _: pgraphrag_core::GenParams,
+    ) -> futures_util::future::BoxFuture<'static, pgraphrag_core::Result<pgraphrag_serve::Completion>>
+    {
+        Box::pin(async {
+            tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+            Err(pgraphrag_core::Error::InvalidInput("never reached".into()))
+        })
+    }
+    fn model(&self) -> String {
+        "slow".into()
+    }
+}
+
+#[test]
+fn the_timeout_and_body_limit_answer_json() {
+    let s = start(
+        Store::in_memory().unwrap(),
+        ServiceOptions {
+            backend: Some(Backend::new(Arc::new(Slow))),
+            timeout: std::time::Duration::from_millis(200),
+            max_body: 4096,
+            ..Default::default()
+        },
+    );
+    seed(&s);
+    let body = json!({"model": "any", "user": "ann",
+        "messages": [{"role": "user", "content": "hello"}]});
+    let t = std::time::Instant::now();
+    let (st, v) = call(
+        &s,
+        "POST",
+        "/v1/chat/completions",
+        ACME,
+        Some(&body.to_string()),
+    );
+    assert_eq!(
+        (st, v["error"]["code"].as_str()),
+        (503, Some("timeout")),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("200ms"),
+        "{v}"
+    );
+    assert!(t.elapsed() < std::time::Duration::from_secs(4));
+    let big = json!({"text": "x".repeat(5000)}).to_string();
+    let (st, v) = call(&s, "PUT", "/v1/users/ann/documents/big", ACME, Some(&big));
+    assert_eq!(
+        (st, v["error"]["code"].as_str()),
+        (413, Some("too_large")),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("4096"),
+        "{v}"
+    );
+}
+
 #[test]
 fn a_key_past_its_rate_gets_429() {
     let s = start(
