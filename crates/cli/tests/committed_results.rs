@@ -46,7 +46,10 @@ fn the_committed_baseline_tables_recompute_byte_for_byte() {
             let name = format!("{ds}_dev_{task}");
             for (mine, theirs) in [
                 (out.join("results.md"), committed.join(format!("{name}.md"))),
-                (out.join("results.csv"), committed.join(format!("{name}.csv"))),
+                (
+                    out.join("results.csv"),
+                    committed.join(format!("{name}.csv")),
+                ),
             ] {
                 assert!(
                     std::fs::read(&mine).unwrap() == std::fs::read(&theirs).unwrap(),

@@ -209,47 +209,10 @@ fn embed_out() {
     });
 }
 
-/// A small ML-100K folder: `n` movies linked to KG entities with genres, directors and years.
-fn ml100k(dir: &Path, n: usize) {
-    let mut item =
-        String::from("item_id:token\tmovie_title:token_seq\trelease_year:token\tclass:token_seq\n");
-    let mut inter = String::from("user_id:token\titem_id:token\trating:float\ttimestamp:float\n");
-    let mut kg = String::from("head_id:token\trelation_id:token\ttail_id:token\n");
-    let mut link = String::from("item_id:token\tentity_id:token\n");
-    for i in 1..=n {
-        item.push_str(&format!(
-            "{i}\tMovie number {i}\t{}\tDrama\n",
-            1950 + i % 50
-        ));
-        for u in 0..3 {
-            inter.push_str(&format!(
-                "{}\t{i}\t{}\t{}\n",
-                (i + u) % 40 + 1,
-                1 + (i + u) % 5,
-                1000 + i * 3 + u
-            ));
-        }
-        kg.push_str(&format!("m.{i}\tfilm.film.genre\tm.genre{}\n", i % 12));
-        kg.push_str(&format!(
-            "m.{i}\tfilm.film.directed_by\tm.director{}\n",
-            i % 41
-        ));
-        kg.push_str(&format!(
-            "m.director{}\tpeople.person.place_of_birth\tm.city{}\n",
-            i % 41,
-            i % 17
-        ));
-        link.push_str(&format!("{i}\tm.{i}\n"));
-    }
-    for (name, text) in [("item", item), ("inter", inter), ("kg", kg), ("link", link)] {
-        std::fs::write(dir.join(format!("ml-100k.{name}")), text).unwrap();
-    }
-}
-
 #[test]
 fn recsys_index_out() {
     let d = tempfile::tempdir().unwrap();
-    ml100k(d.path(), 400);
+    support::toy_ml100k(d.path(), 400);
     let (ml, m) = (
         d.path().to_str().unwrap().to_string(),
         minilm().to_str().unwrap().to_string(),
