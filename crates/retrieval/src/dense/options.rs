@@ -108,7 +108,7 @@ impl std::str::FromStr for EncoderBackend {
     }
 }
 
-/// Options of a [`BertEncoder`].
+/// Options of a [`BertEncoder`](super::BertEncoder).
 ///
 /// ```
 /// use pgraphrag_retrieval::dense::{EncoderBackend, EncoderOptions, Pooling};
