@@ -196,6 +196,13 @@ fn convert(a: ConvertArgs) -> anyhow::Result<()> {
     }
     .with_context(|| format!("converting {} ({hint})", a.input.display()))
     .or_usage()?;
+    if converted.docs.is_empty() {
+        return Err(usage(format!(
+            "{}: no documents to convert ({}); {hint}",
+            input.display(),
+            converted.report
+        )));
+    }
     pgraphrag_corpora::write_corpus(&a.out, &converted.docs)?;
     if !a.quiet {
         let authors: std::collections::BTreeSet<&str> =

@@ -139,7 +139,21 @@ pub(crate) fn read_summaries(path: &Path) -> anyhow::Result<HashMap<String, Stri
                 )
             })
             .or_usage()?;
+        if out.contains_key(&s.id) {
+            return Err(usage(format!(
+                "{}: line {}: user {:?} has a second summary; each id must appear once",
+                path.display(),
+                i + 1,
+                s.id
+            )));
+        }
         out.insert(s.id, s.summary);
+    }
+    if out.is_empty() {
+        return Err(usage(format!(
+            "{}: no summaries in the file (it is empty); write them with `pgraphrag summarize --export`",
+            path.display()
+        )));
     }
     Ok(out)
 }
@@ -159,10 +173,16 @@ fn prompts(a: PromptsArgs) -> anyhow::Result<()> {
         ));
     }
     let questions = pgraphrag_data::lamp::read_questions_for(&a.questions, a.task).or_usage()?;
+    if questions.is_empty() {
+        return Err(usage(format!(
+            "{}: no questions (an empty list); there are no prompts to build",
+            a.questions.display()
+        )));
+    }
+    let summaries = a.summaries.as_deref().map(read_summaries).transpose()?;
     let tok = HfTokenizer::from_file(&a.tokenizer)
         .or_usage()?
         .with_clean_up_tokenization_spaces(!a.no_clean_up_tokenization_spaces);
-    let summaries = a.summaries.as_deref().map(read_summaries).transpose()?;
     let mut recipe = LampRecipe::new(a.task, a.k, a.max_length);
     recipe.summary_placement = a.summary_placement.into();
     recipe.summary_scope = a.summary_scope;

@@ -64,7 +64,7 @@ pub struct GridArgs {
     #[arg(long, default_value = "user", value_parser = crate::args::summary_scope)]
     summary_scope: pgraphrag_core::SummaryScope,
     /// Only the first N questions.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::at_least_one)]
     limit: Option<usize>,
     /// Comma-separated sampler seeds (with --temperature 0 every seed gives the same answers).
     #[arg(long, value_delimiter = ',', default_value = "0")]
@@ -107,6 +107,12 @@ pub fn run(a: GridArgs) -> anyhow::Result<()> {
     let mut questions = pgraphrag_data::lamp::read_questions_for(&a.questions, a.task)
         .with_context(|| format!("reading the {} questions file", a.task))
         .or_usage()?;
+    if questions.is_empty() {
+        return Err(usage(format!(
+            "{}: no questions (an empty list); there is nothing to score",
+            a.questions.display()
+        )));
+    }
     if let Some(n) = a.limit {
         questions.truncate(n);
     }

@@ -13,7 +13,7 @@ use pgraphrag_eval::Bench;
 use pgraphrag_llm::{GgufModel, GgufOptions};
 use pgraphrag_train::{
     Flow, Llama, Lora, LoraConfig, LoraLm, LoraTarget, Objective, TrainConfig, TrainEvent,
-    TrainReport, Trainer, load_answer_examples,
+    TrainReport, Trainer, check_answer_file, load_answer_examples,
 };
 
 use crate::error::{OrUsage, usage};
@@ -259,6 +259,11 @@ fn lora(a: LoraArgs) -> anyhow::Result<()> {
         dropout: a.dropout,
         targets: a.targets.iter().map(|&t| t.into()).collect(),
     };
+    // The examples' shape, before the model is read at all.
+    check_answer_file(&a.train).or_usage()?;
+    if let Some(v) = &a.val {
+        check_answer_file(v).or_usage()?;
+    }
     // The rank against the model's projections, from its header, before any weight loads.
     let dims = pgraphrag_llm::read_llama_dims(&a.model)
         .with_context(|| format!("--model {}", a.model.display()))

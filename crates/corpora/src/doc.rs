@@ -89,7 +89,8 @@ pub fn parse_corpus(r: impl BufRead, path: impl AsRef<Path>) -> Result<Vec<Autho
     Ok(out)
 }
 
-/// [`parse_corpus`] of the file at `path`.
+/// [`parse_corpus`] of the file at `path`; a file without any document is
+/// [`Error::Empty`].
 ///
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();
@@ -104,7 +105,15 @@ pub fn read_corpus(path: impl AsRef<Path>) -> Result<Vec<AuthoredDoc>> {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_corpus(std::io::BufReader::new(f), path)
+    let docs = parse_corpus(std::io::BufReader::new(f), path)?;
+    if docs.is_empty() {
+        return Err(Error::Empty {
+            path: path.to_path_buf(),
+            what: "documents",
+            hint: "write a corpus with `pgraphrag corpus convert`",
+        });
+    }
+    Ok(docs)
 }
 
 /// Writes a corpus file atomically (the whole file or nothing): one JSON object per line.

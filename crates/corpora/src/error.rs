@@ -56,6 +56,26 @@ pub enum Error {
         /// The time found.
         time: i64,
     },
+    /// A corpus or examples file holds no record at all (empty or blank lines only): refused
+    /// rather than building empty tasks from it.
+    #[error("{}: no {what} in the file (it is empty); {hint}", path.display())]
+    Empty {
+        /// The file.
+        path: PathBuf,
+        /// What it should hold ("documents", "examples").
+        what: &'static str,
+        /// Where such a file comes from.
+        hint: &'static str,
+    },
+    /// A CSV file ends inside a quoted field or in a row without its line break: it was cut
+    /// short (its last row would be read truncated).
+    #[error("{}: cut short: {why}; fetch the file again (a complete file ends with a line break)", path.display())]
+    CutShort {
+        /// The file.
+        path: PathBuf,
+        /// What gave it away.
+        why: &'static str,
+    },
     /// A line of an examples file is not a multistage
     /// [`Example`](crate::multistage::Example).
     #[error("{}: line {line}: not an example: {message}", path.display())]

@@ -18,6 +18,56 @@ fn column(headers: &csv::StringRecord, name: &'static str, path: &Path) -> Resul
         })
 }
 
+/// A reader that watches the bytes read through it for the signs of a file cut short. In a
+/// well-formed CSV file (RFC 4180) quotes only open and close quoted fields or stand doubled
+/// inside one, so their number is even: an odd number means the file ends inside a quoted
+/// field. The corpora end every row with a line break: a last row without one was cut. Either
+/// way the `csv` crate would return a silently truncated last row.
+struct Watch<R> {
+    inner: R,
+    quotes: u64,
+    last: Option<u8>,
+}
+
+impl<R: Read> Read for Watch<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.quotes += buf[..n].iter().filter(|&&b| b == b'"').count() as u64;
+        if n > 0 {
+            self.last = Some(buf[n - 1]);
+        }
+        Ok(n)
+    }
+}
+
+/// A CSV reader over `r` that watches for a cut (see [`check_end`]).
+fn csv_reader<R: Read>(r: R) -> csv::Reader<Watch<R>> {
+    csv::ReaderBuilder::new()
+        .flexible(false)
+        .from_reader(Watch {
+            inner: r,
+            quotes: 0,
+            last: None,
+        })
+}
+
+/// After every record is read: [`Error::CutShort`] when the file ended inside a quoted field
+/// or in a row without its line break.
+fn check_end<R: Read>(rdr: &csv::Reader<Watch<R>>, path: &Path) -> Result<()> {
+    let w = rdr.get_ref();
+    let why = if w.quotes % 2 == 1 {
+        "it ends inside a quoted field (an odd number of '\"')"
+    } else if w.last.is_some_and(|b| b != b'\n' && b != b'\r') {
+        "its last row has no line break"
+    } else {
+        return Ok(());
+    };
+    Err(Error::CutShort {
+        path: path.to_path_buf(),
+        why,
+    })
+}
+
 fn header(r: &mut csv::Reader<impl Read>, path: &Path) -> Result<csv::StringRecord> {
     r.headers().cloned().map_err(|e| Error::Header {
         path: path.to_path_buf(),
@@ -66,10 +116,13 @@ fn publish_time(s: &str) -> Option<i64> {
 /// assert_eq!((d.author.as_str(), d.doc_id.as_str(), d.date()), ("abcnews.go.com", "news/1", "2017-02-07".into()));
 /// assert_eq!(d.text, "Michigan, today.");
 /// assert_eq!(c.report.to_string(), "kept 1, skipped 1 (unreadable date 1)");
+/// // Cut short inside a quoted text: refused, not a truncated article.
+/// let e = pgraphrag_corpora::convert_news(&csv.as_bytes()[..133], "News.csv").unwrap_err();
+/// assert!(matches!(e, pgraphrag_corpora::Error::CutShort { .. }), "{e}");
 /// ```
 pub fn convert_news(r: impl Read, path: impl AsRef<Path>) -> Result<Converted> {
     let path = path.as_ref();
-    let mut rdr = csv::ReaderBuilder::new().flexible(false).from_reader(r);
+    let mut rdr = csv_reader(r);
     let h = header(&mut rdr, path)?;
     let [id, date, link, title, text] = [
         "article_id",
@@ -114,6 +167,7 @@ pub fn convert_news(r: impl Read, path: impl AsRef<Path>) -> Result<Converted> {
             Err(why) => out.report.skip(why),
         }
     }
+    check_end(&rdr, path)?;
     Ok(out)
 }
 
@@ -141,7 +195,7 @@ pub fn tweet_time(id: u64) -> i64 {
 /// ```
 pub fn convert_tweets(r: impl Read, path: impl AsRef<Path>) -> Result<Converted> {
     let path = path.as_ref();
-    let mut rdr = csv::ReaderBuilder::new().flexible(false).from_reader(r);
+    let mut rdr = csv_reader(r);
     let h = header(&mut rdr, path)?;
     let (sid, text) = (column(&h, "source_id", path)?, column(&h, "text", path)?);
     let mut out = Converted::default();
@@ -180,6 +234,7 @@ pub fn convert_tweets(r: impl Read, path: impl AsRef<Path>) -> Result<Converted>
             Err(why) => out.report.skip(why),
         }
     }
+    check_end(&rdr, path)?;
     Ok(out)
 }
 

@@ -80,6 +80,33 @@ pub fn load_answer_examples(
     parse_answer_examples(std::io::BufReader::new(file), path, encoder, max_tokens)
 }
 
+/// Checks the shape of an examples file before any model loads: every line JSON with a
+/// non-empty `prompt` and `target`, at least one example, the file readable UTF-8. Returns the
+/// number of examples. The errors are [`load_answer_examples`]'s, naming the file and the
+/// line; what only the model can tell (the tokens, their number) is checked when it loads.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let p = dir.path().join("train.jsonl");
+/// std::fs::write(&p, "{\"prompt\": \"Hi\", \"target\": \"4\"}\n").unwrap();
+/// assert_eq!(pgraphrag_train::check_answer_file(&p).unwrap(), 1);
+/// std::fs::write(&p, "").unwrap();
+/// assert!(matches!(pgraphrag_train::check_answer_file(&p), Err(pgraphrag_train::TrainError::NoData { .. })));
+/// ```
+pub fn check_answer_file(path: &Path) -> Result<usize> {
+    /// One token for any text: only the records' shape is checked.
+    struct Shape;
+    impl ExampleEncoder for Shape {
+        fn prompt_ids(&self, _: &Prompt) -> std::result::Result<Vec<u32>, String> {
+            Ok(vec![0])
+        }
+        fn answer_ids(&self, _: &str) -> std::result::Result<Vec<u32>, String> {
+            Ok(vec![0])
+        }
+    }
+    load_answer_examples(path, &Shape, None).map(|d| d.examples.len())
+}
+
 /// [`load_answer_examples`] over any reader (`path` names it in errors).
 ///
 /// ```

@@ -81,7 +81,9 @@ mod trainer;
 
 pub use ablation::Ablation;
 pub use alloc::retain_freed_memory;
-pub use data::{AnswerData, ExampleEncoder, load_answer_examples, parse_answer_examples};
+pub use data::{
+    AnswerData, ExampleEncoder, check_answer_file, load_answer_examples, parse_answer_examples,
+};
 pub use error::{Result, TrainError};
 pub use gnn::{GnnConfig, GraphEncoder, SoftTokens, Subgraph};
 pub use kragrec::{Kragrec, KragrecExample, kragrec_loss};

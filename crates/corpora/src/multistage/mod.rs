@@ -214,7 +214,9 @@ impl MultistageBuild {
     /// let dir = tempfile::tempdir().unwrap();
     /// let p = MultistageBuild::default().write(dir.path()).unwrap();
     /// assert_eq!(p, dir.path().join("examples.jsonl"));
-    /// assert_eq!(read_examples(&p).unwrap(), vec![]);
+    /// // A file without examples is written, but refused when read.
+    /// let e = read_examples(&p).unwrap_err();
+    /// assert!(matches!(e, pgraphrag_corpora::Error::Empty { .. }), "{e}");
     /// ```
     pub fn write(&self, dir: &Path) -> Result<PathBuf> {
         let path = dir.join(EXAMPLES_FILE);
@@ -270,7 +272,8 @@ pub fn parse_examples(r: impl std::io::BufRead, path: impl AsRef<Path>) -> Resul
     Ok(out)
 }
 
-/// [`parse_examples`] of the file at `path`.
+/// [`parse_examples`] of the file at `path`; a file without any example is
+/// [`Error::Empty`](crate::Error::Empty).
 ///
 /// ```
 /// let e = pgraphrag_corpora::multistage::read_examples("no/such/examples.jsonl").unwrap_err();
@@ -282,5 +285,13 @@ pub fn read_examples(path: impl AsRef<Path>) -> Result<Vec<Example>> {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_examples(std::io::BufReader::new(f), path)
+    let examples = parse_examples(std::io::BufReader::new(f), path)?;
+    if examples.is_empty() {
+        return Err(crate::Error::Empty {
+            path: path.to_path_buf(),
+            what: "examples",
+            hint: "write them with `pgraphrag multistage build`",
+        });
+    }
+    Ok(examples)
 }

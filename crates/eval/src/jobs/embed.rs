@@ -134,12 +134,20 @@ impl EmbedCache {
     }
 }
 
-/// Counts the texts of a JSON-lines file (for planning an [`EmbedSpec`]).
+/// Counts the texts of a JSON-lines file (for planning an [`EmbedSpec`]); a file without
+/// any text is an [`Error::Input`].
 pub fn count_texts(path: &Path) -> Result<usize> {
-    pgraphrag_data::jsonl::read_texts(path)
+    let n = pgraphrag_data::jsonl::read_texts(path)
         .map(|t| t.len())
         .map_err(|e| Error::Input {
             path: path.to_path_buf(),
             reason: pgraphrag_core::error_chain(&e),
-        })
+        })?;
+    if n == 0 {
+        return Err(Error::Input {
+            path: path.to_path_buf(),
+            reason: "no texts (the file is empty)".into(),
+        });
+    }
+    Ok(n)
 }

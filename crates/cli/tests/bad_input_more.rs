@@ -1,0 +1,556 @@
+//! Issue 39, "Must show" 1, continued from `bad_input_files.rs` for the commands it leaves
+//! out: the input files of `lamp prompts`, `lamp grid`, `corpus convert`, `corpus lamp`,
+//! `multistage build`, `run` and `export`, `train lora` and `queue submit` given as a careless
+//! user might (cut short, empty, a folder, bytes that are not UTF-8, one huge line, a field of
+//! the wrong type). Every run must be refused as bad input (exit code 2) before any model,
+//! tokenizer or queue is reached, name the file (and, for a wrong field, the record or the
+//! field), print a short message, and leave the folder's files exactly as they were.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// One command's input file: its name, valid contents, contents with a field of the wrong type
+/// (and what the message must say about it), and the command line reading it in a folder.
+struct Target {
+    what: &'static str,
+    file: &'static str,
+    good: &'static str,
+    wrong_type: &'static str,
+    wrong_type_wants: &'static [&'static str],
+    args: fn(input: &Path, dir: &Path) -> Vec<PathBuf>,
+}
+
+fn p(s: &str) -> PathBuf {
+    PathBuf::from(s)
+}
+
+/// Writes `text` to `dir/name` and gives its path (the other, valid inputs of a command).
+fn put(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let f = dir.join(name);
+    std::fs::write(&f, text).unwrap();
+    f
+}
+
+const QUESTIONS: &str = r#"[
+  {"id": "q1", "input": "Generate a headline for this article: rain falls on the city",
+   "profile": [{"id": "p1", "title": "Sun returns", "text": "The sun came back today"},
+               {"id": "p2", "title": "Storm ahead", "text": "A storm is coming to town"}]}
+]"#;
+const OUTPUTS: &str = r#"{"task": "LaMP_4", "golds": [{"id": "q1", "output": "Rain here"}]}"#;
+const SUMMARIES: &str = "{\"id\": \"q1\", \"summary\": \"writes about the weather\"}\n";
+const SPLIT: &str = r#"[
+  {"id": "u1", "profile": [{"title": "Great", "text": "Lovely soap, smells nice", "rating": 5, "pid": "p1"},
+                           {"title": "Meh", "text": "Too dry for me", "rating": 2, "pid": "p2"}]},
+  {"id": "u2", "profile": [{"title": "Nice", "text": "Good soap overall", "rating": 4, "pid": "p1"},
+                           {"title": "Bad", "text": "Broke in a week", "rating": 1, "pid": "p3"}]}
+]"#;
+const SPLIT_WRONG: &str =
+    r#"[{"id": "u1", "profile": [{"title": "T", "text": 7, "rating": 4, "pid": "p1"}]}]"#;
+const CORPUS: &str = "\
+{\"author\": \"a.com\", \"doc_id\": \"n/1\", \"time\": 1486425600, \"title\": \"One\", \"text\": \"The first text here\"}\n\
+{\"author\": \"a.com\", \"doc_id\": \"n/2\", \"time\": 1486512000, \"title\": \"Two\", \"text\": \"The second text here\"}\n\
+{\"author\": \"b.com\", \"doc_id\": \"n/3\", \"time\": 1486598400, \"title\": \"Three\", \"text\": \"The third text here\"}\n";
+const EXAMPLES: &str = "\
+{\"id\": \"n/3\", \"author\": \"a.com\", \"split\": \"test\", \"time\": 1486598400, \
+\"immediate_context\": \"Three\\nThe third\", \"target\": \"The third text here\", \
+\"context\": [{\"doc_id\": \"n/1\", \"time\": 1486425600, \"text\": \"One\\nThe first text here\"}, \
+{\"doc_id\": \"n/2\", \"time\": 1486512000, \"text\": \"Two\\nThe second text here\"}]}\n";
+const TRAIN: &str = "{\"prompt\": \"Rate: lovely soap\", \"target\": \"5\"}\n\
+                     {\"prompt\": \"Rate: broke in a week\", \"target\": \"1\"}\n";
+const TEXTS: &str = "{\"id\": 1, \"text\": \"a lovely soap that smells nice\"}\n\
+                     {\"id\": 2, \"text\": \"it broke after a week of use\"}\n";
+const NEWS: &str = "article_id,publish_date,article_source_link,title,subtitle,text\n\
+                    1,2017/2/7,http://abcnews.go.com/x,One,,\"The first article, here.\"\n\
+                    2,2017/2/8,http://abcnews.go.com/y,Two,,\"The second article, here.\"\n";
+const TWEETS: &str = "source_id,text\n\
+                      goodhealth-577117109701967872,\"Get some cardio in, here.\"\n\
+                      goodhealth-577083140977651712,\"Beauty comes from within, here.\"\n";
+/// A queue no server listens on: `queue submit` must refuse bad input before connecting.
+const NATS: &str = "nats://127.0.0.1:1";
+
+/// `lamp prompts` with a tokenizer that does not exist: the inputs are read first.
+fn lamp_prompts(questions: PathBuf, summaries: Option<PathBuf>, d: &Path) -> Vec<PathBuf> {
+    let mut v = vec![p("lamp"), p("prompts"), p("--task"), p("LaMP-4"), p("--k")];
+    v.extend([p("1"), p("--max-length"), p("512"), p("--tokenizer")]);
+    v.extend([d.join("no-tokenizer.json"), p("--questions"), questions]);
+    if let Some(s) = summaries {
+        v.extend([p("--summaries"), s]);
+    }
+    v.extend([p("--out"), d.join("prompts.jsonl")]);
+    v
+}
+
+/// `lamp grid` with a model that does not exist.
+fn lamp_grid(q: PathBuf, o: PathBuf, summaries: Option<PathBuf>, d: &Path) -> Vec<PathBuf> {
+    let mut v = vec![p("lamp"), p("grid"), p("--task"), p("LaMP-4"), p("--model")];
+    v.extend([
+        d.join("no-model.gguf"),
+        p("--questions"),
+        q,
+        p("--outputs"),
+        o,
+    ]);
+    if let Some(s) = summaries {
+        v.extend([p("--summaries"), s]);
+    }
+    v.extend([
+        p("--cache"),
+        d.join("cache.sqlite"),
+        p("--out"),
+        d.join("grid"),
+    ]);
+    v
+}
+
+/// `train lora` with a model that does not exist.
+fn lora(train: PathBuf, val: Option<PathBuf>, d: &Path) -> Vec<PathBuf> {
+    let mut v = vec![p("train"), p("lora"), p("--model"), d.join("no-model.gguf")];
+    v.extend([p("--train"), train]);
+    if let Some(val) = val {
+        v.extend([p("--val"), val]);
+    }
+    v.extend([p("--out"), d.join("adapter.safetensors")]);
+    v.extend([p("--checkpoint"), d.join("ckpt.safetensors")]);
+    v
+}
+
+fn targets() -> Vec<Target> {
+    let mut v = vec![
+        Target {
+            what: "lamp prompts --questions",
+            file: "dev_questions.json",
+            good: QUESTIONS,
+            wrong_type: r#"[{"id": "q1", "input": 5, "profile": []}]"#,
+            wrong_type_wants: &["record 0", "input"],
+            args: |i, d| lamp_prompts(i.into(), None, d),
+        },
+        Target {
+            what: "lamp prompts --summaries",
+            file: "summaries.jsonl",
+            good: SUMMARIES,
+            wrong_type: "{\"id\": \"q1\", \"summary\": 5}\n",
+            wrong_type_wants: &["line 1", "summary"],
+            args: |i, d| lamp_prompts(put(d, "q.json", QUESTIONS), Some(i.into()), d),
+        },
+        Target {
+            what: "lamp grid --questions",
+            file: "dev_questions.json",
+            good: QUESTIONS,
+            wrong_type: r#"[{"id": "q1", "input": 5, "profile": []}]"#,
+            wrong_type_wants: &["record 0", "input"],
+            args: |i, d| lamp_grid(i.into(), put(d, "o.json", OUTPUTS), None, d),
+        },
+        Target {
+            what: "lamp grid --outputs",
+            file: "dev_outputs.json",
+            good: OUTPUTS,
+            wrong_type: r#"{"task": "LaMP_4", "golds": [{"id": "q1", "output": ["Rain"]}]}"#,
+            wrong_type_wants: &["record 0", "output"],
+            args: |i, d| lamp_grid(put(d, "q.json", QUESTIONS), i.into(), None, d),
+        },
+        Target {
+            what: "lamp grid --summaries",
+            file: "summaries.jsonl",
+            good: SUMMARIES,
+            wrong_type: "{\"id\": 1, \"summary\": \"s\"}\n",
+            wrong_type_wants: &["line 1", "summary"],
+            args: |i, d| {
+                let (q, o) = (put(d, "q.json", QUESTIONS), put(d, "o.json", OUTPUTS));
+                lamp_grid(q, o, Some(i.into()), d)
+            },
+        },
+        Target {
+            what: "corpus convert --in",
+            file: "amazon_dev.json",
+            good: SPLIT,
+            wrong_type: SPLIT_WRONG,
+            wrong_type_wants: &["text"],
+            args: |i, d| {
+                let v = [p("corpus"), p("convert"), p("--source"), p("pgraphrag")];
+                [
+                    &v[..],
+                    &[p("--in"), i.into(), p("--out"), d.join("c.jsonl")],
+                ]
+                .concat()
+            },
+        },
+        Target {
+            what: "corpus convert --source news --in",
+            file: "NewsArticles.csv",
+            good: NEWS,
+            wrong_type: "id,date,link,title,text\n1,2017/2/7,http://a.com/x,T,x\n",
+            wrong_type_wants: &["no column \"article_id\""],
+            args: |i, d| {
+                let v = [p("corpus"), p("convert"), p("--source"), p("news")];
+                [
+                    &v[..],
+                    &[p("--in"), i.into(), p("--out"), d.join("c.jsonl")],
+                ]
+                .concat()
+            },
+        },
+        Target {
+            what: "corpus convert --source tweets --in",
+            file: "healthtweets.csv",
+            good: TWEETS,
+            wrong_type: "account,tweet\ngoodhealth,x\n",
+            wrong_type_wants: &["no column \"source_id\""],
+            args: |i, d| {
+                let v = [p("corpus"), p("convert"), p("--source"), p("tweets")];
+                [
+                    &v[..],
+                    &[p("--in"), i.into(), p("--out"), d.join("c.jsonl")],
+                ]
+                .concat()
+            },
+        },
+        Target {
+            what: "corpus lamp --from (a corpus)",
+            file: "news.jsonl",
+            good: CORPUS,
+            wrong_type: "{\"author\": \"a\", \"doc_id\": \"n/1\", \"time\": \"yesterday\", \"text\": \"x\"}\n",
+            wrong_type_wants: &["line 1", "yesterday"],
+            args: |i, d| {
+                let v = [
+                    p("corpus"),
+                    p("lamp"),
+                    p("--task"),
+                    p("LaMP-4"),
+                    p("--from"),
+                ];
+                [&v[..], &[i.into(), p("--out"), d.join("lamp4")]].concat()
+            },
+        },
+        Target {
+            what: "corpus lamp --from (a split)",
+            file: "amazon_dev.json",
+            good: SPLIT,
+            wrong_type: SPLIT_WRONG,
+            wrong_type_wants: &["text"],
+            args: |i, d| {
+                let v = [
+                    p("corpus"),
+                    p("lamp"),
+                    p("--task"),
+                    p("LaMP-3"),
+                    p("--from"),
+                ];
+                [&v[..], &[i.into(), p("--out"), d.join("lamp3")]].concat()
+            },
+        },
+        Target {
+            what: "multistage build --corpus",
+            file: "corpus.jsonl",
+            good: CORPUS,
+            wrong_type: "{\"author\": \"a\", \"doc_id\": \"n/1\", \"time\": 1486425600, \"text\": 5}\n",
+            wrong_type_wants: &["line 1"],
+            args: |i, d| {
+                let v = [p("multistage"), p("build"), p("--corpus"), i.into()];
+                [&v[..], &[p("--out"), d.join("ms")]].concat()
+            },
+        },
+        Target {
+            what: "multistage run --examples",
+            file: "examples.jsonl",
+            good: EXAMPLES,
+            wrong_type: "{\"id\": 5}\n",
+            wrong_type_wants: &["line 1"],
+            args: |i, d| {
+                let v = [p("multistage"), p("run"), p("--examples"), i.into()];
+                let m = [p("--model"), d.join("no-model.gguf")];
+                [&v[..], &m, &[p("--out"), d.join("run")]].concat()
+            },
+        },
+        Target {
+            what: "multistage export --examples",
+            file: "examples.jsonl",
+            good: EXAMPLES,
+            wrong_type: "{\"id\": 5}\n",
+            wrong_type_wants: &["line 1"],
+            args: |i, d| {
+                let v = [p("multistage"), p("export"), p("--examples"), i.into()];
+                let e = [p("--encoder"), d.join("no-encoder")];
+                [&v[..], &e, &[p("--out"), d.join("records.jsonl")]].concat()
+            },
+        },
+        Target {
+            what: "train lora --train",
+            file: "train.jsonl",
+            good: TRAIN,
+            wrong_type: "{\"prompt\": 5, \"target\": \"1\"}\n",
+            wrong_type_wants: &["train.jsonl:1", "prompt"],
+            args: |i, d| lora(i.into(), None, d),
+        },
+        Target {
+            what: "train lora --val",
+            file: "val.jsonl",
+            good: TRAIN,
+            wrong_type: "{\"prompt\": \"p\", \"target\": [1]}\n",
+            wrong_type_wants: &["val.jsonl:1"],
+            args: |i, d| lora(put(d, "t.jsonl", TRAIN), Some(i.into()), d),
+        },
+    ];
+    if !cfg!(feature = "jetstream") {
+        return v;
+    }
+    v.extend([
+        Target {
+            what: "queue submit rank --split",
+            file: "amazon_dev.json",
+            good: SPLIT,
+            wrong_type: SPLIT_WRONG,
+            wrong_type_wants: &["text"],
+            args: |i, d| {
+                let v = [p("queue"), p("submit"), p("rank"), p("--nats"), p(NATS)];
+                let s = [p("--task"), p("text"), p("--split"), i.into()];
+                [&v[..], &s, &[p("--store"), d.join("jobs.sqlite")]].concat()
+            },
+        },
+        Target {
+            what: "queue submit embed --texts",
+            file: "texts.jsonl",
+            good: TEXTS,
+            wrong_type: "{\"id\": 1, \"text\": 5}\n",
+            wrong_type_wants: &["line 1", "text"],
+            args: |i, d| {
+                let model = d.join("encoder");
+                std::fs::create_dir(&model).unwrap();
+                let v = [p("queue"), p("submit"), p("embed"), p("--nats"), p(NATS)];
+                let s = [p("--texts"), i.into(), p("--model"), model];
+                let c = [p("--cache"), d.join("emb.sqlite")];
+                [&v[..], &s, &c, &[p("--store"), d.join("jobs.sqlite")]].concat()
+            },
+        },
+        Target {
+            what: "queue submit summarize --input",
+            file: "dev_questions.json",
+            good: QUESTIONS,
+            wrong_type: r#"[{"id": "q1", "input": 5, "profile": []}]"#,
+            wrong_type_wants: &["record 0", "input"],
+            args: |i, d| {
+                let v = [
+                    p("queue"),
+                    p("submit"),
+                    p("summarize"),
+                    p("--nats"),
+                    p(NATS),
+                ];
+                let s = [p("--task"), p("LaMP-4"), p("--input"), i.into()];
+                let m = [p("--model"), d.join("no-model.gguf")];
+                let st = [p("--summaries"), d.join("s.sqlite")];
+                [&v[..], &s, &m, &st, &[p("--store"), d.join("jobs.sqlite")]].concat()
+            },
+        },
+        Target {
+            what: "queue submit bench --split",
+            file: "amazon_dev.json",
+            good: SPLIT,
+            wrong_type: SPLIT_WRONG,
+            wrong_type_wants: &["text"],
+            args: |i, d| {
+                let v = [p("queue"), p("submit"), p("bench"), p("--nats"), p(NATS)];
+                let s = [p("--task"), p("text"), p("--split"), i.into()];
+                let m = [p("--model"), d.join("no-model.gguf")];
+                let j = [p("--jobs"), d.join("jobs.sqlite")];
+                [&v[..], &s, &m, &j, &[p("--out"), d.join("out")]].concat()
+            },
+        },
+    ]);
+    v
+}
+
+/// Every file under `dir` with its bytes (folders by name), to compare before and after.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut v = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                stack.push(path.clone());
+                v.push((path, Vec::new()));
+            } else {
+                let b = std::fs::read(&path).unwrap();
+                v.push((path, b));
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+/// The input classes: a name and how to make the input at `path` from the target.
+type Make = fn(&Target, &Path);
+
+fn classes() -> Vec<(&'static str, Make)> {
+    vec![
+        ("cut short", |t, p| {
+            let g = t.good.as_bytes();
+            std::fs::write(p, &g[..g.len() * 2 / 3]).unwrap()
+        }),
+        ("empty", |_, p| std::fs::write(p, b"").unwrap()),
+        ("a folder", |_, p| std::fs::create_dir(p).unwrap()),
+        ("not UTF-8", |t, p| {
+            // The first letter `e` becomes two bytes that are not UTF-8.
+            let mut b = t.good.as_bytes().to_vec();
+            let at = b.iter().position(|&c| c == b'e').unwrap();
+            b.splice(at..at + 1, [0xff, 0xfe]);
+            std::fs::write(p, b).unwrap()
+        }),
+        ("one huge line", |t, p| {
+            let mut b = vec![b'x'; 20 << 20];
+            b.push(b'\n');
+            b.extend(t.good.as_bytes());
+            std::fs::write(p, b).unwrap()
+        }),
+        ("a field of the wrong type", |t, p| {
+            std::fs::write(p, t.wrong_type).unwrap()
+        }),
+    ]
+}
+
+fn pgraphrag(args: &[PathBuf]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pgraphrag"))
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("PGRAPHRAG_NATS_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// What is wrong with a run that had to be refused naming all of `wants` with the folder
+/// `dir` as it was in `before`; `None` when it was.
+fn problem(
+    o: &Output,
+    wants: &[&str],
+    dir: &Path,
+    before: &[(PathBuf, Vec<u8>)],
+) -> Option<String> {
+    let err = String::from_utf8_lossy(&o.stderr);
+    let problem = if o.status.code() != Some(2) {
+        format!("exit code {:?}", o.status.code())
+    } else if let Some(w) = wants.iter().find(|w| !err.contains(*w)) {
+        format!("the message lacks {w:?}")
+    } else if err.len() > 4000 {
+        format!("a message of {} bytes", err.len())
+    } else if snapshot(dir) != before {
+        "the folder changed".to_string()
+    } else {
+        return None;
+    };
+    let shown: String = err.chars().take(600).collect();
+    Some(format!("{problem}: {shown}"))
+}
+
+#[test]
+fn every_class_of_bad_input_file_is_refused_naming_the_file() {
+    let mut failures = Vec::new();
+    for t in targets() {
+        for (class, make) in classes() {
+            let d = tempfile::tempdir().unwrap();
+            let input = d.path().join(t.file);
+            make(&t, &input);
+            let args = (t.args)(&input, d.path());
+            let before = snapshot(d.path());
+            let start = Instant::now();
+            let o = pgraphrag(&args);
+            let mut wants = vec![t.file];
+            if class == "a field of the wrong type" {
+                wants.extend(t.wrong_type_wants);
+            }
+            let mut found = problem(&o, &wants, d.path(), &before);
+            if found.is_none() && start.elapsed() > Duration::from_secs(30) {
+                found = Some(format!("took {:?}", start.elapsed()));
+            }
+            if let Some(problem) = found {
+                failures.push(format!("{} / {class}: {problem}", t.what));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of the bad inputs were not refused as they should be:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// A second summary for the same user once silently replaced the first: which one a prompt
+/// got depended on the file's order.
+#[test]
+fn a_second_summary_for_a_user_is_refused_naming_the_line() {
+    let d = tempfile::tempdir().unwrap();
+    let text = format!("{SUMMARIES}{{\"id\": \"q1\", \"summary\": \"writes about sport\"}}\n");
+    let s = put(d.path(), "summaries.jsonl", &text);
+    let q = put(d.path(), "q.json", QUESTIONS);
+    let o = put(d.path(), "o.json", OUTPUTS);
+    for args in [
+        lamp_prompts(q.clone(), Some(s.clone()), d.path()),
+        lamp_grid(q, o, Some(s), d.path()),
+    ] {
+        let before = snapshot(d.path());
+        let out = pgraphrag(&args);
+        let wants = ["summaries.jsonl: line 2", "\"q1\"", "second summary"];
+        if let Some(problem) = problem(&out, &wants, d.path(), &before) {
+            panic!("{}: {problem}", args[1].display());
+        }
+    }
+}
+
+/// Files that parse but hold no record once gave exit code 0 and an empty output (or went on
+/// to load a model): a questions list `[]`, a CSV with a header only.
+#[test]
+fn files_without_records_are_refused_naming_the_file() {
+    let d = tempfile::tempdir().unwrap();
+    let q = put(d.path(), "dev_questions.json", "[]");
+    let o = put(
+        d.path(),
+        "dev_outputs.json",
+        r#"{"task": "LaMP_4", "golds": []}"#,
+    );
+    let news = put(
+        d.path(),
+        "NewsArticles.csv",
+        &format!("{}\n", NEWS.lines().next().unwrap()),
+    );
+    let convert = |source: &str, input: &Path| {
+        let v = [
+            p("corpus"),
+            p("convert"),
+            p("--source"),
+            p(source),
+            p("--in"),
+        ];
+        [
+            &v[..],
+            &[input.into(), p("--out"), d.path().join("c.jsonl")],
+        ]
+        .concat()
+    };
+    let runs = [
+        (
+            lamp_prompts(q.clone(), None, d.path()),
+            "dev_questions.json: no questions",
+        ),
+        (
+            lamp_grid(q, o, None, d.path()),
+            "dev_questions.json: no questions",
+        ),
+        (convert("news", &news), "NewsArticles.csv: no documents"),
+    ];
+    for (args, want) in runs {
+        let before = snapshot(d.path());
+        let out = pgraphrag(&args);
+        if let Some(problem) = problem(&out, &[want], d.path(), &before) {
+            panic!(
+                "{}: {problem}",
+                args[..2]
+                    .iter()
+                    .map(|a| a.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+        }
+    }
+}
