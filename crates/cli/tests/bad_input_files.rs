@@ -5,24 +5,11 @@
 //! (exit code 2) before any model loads, name the file (and, where the class has one, the line
 //! or field), print a short message (a 20 MB line is not echoed back), and leave the folder's
 //! files exactly as they were.
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
-/// One command's input file: its name, valid contents, contents with a field of the wrong type
-/// (and what the message must say about it), and the command line reading it from a folder.
-struct Target {
-    what: &'static str,
-    file: &'static str,
-    good: &'static str,
-    wrong_type: &'static str,
-    wrong_type_wants: &'static [&'static str],
-    args: fn(input: &Path, dir: &Path) -> Vec<PathBuf>,
-}
-
-fn p(s: &str) -> PathBuf {
-    PathBuf::from(s)
-}
+#[path = "support/input_classes.rs"]
+mod input_classes;
+use input_classes::*;
 
 const PAIRS: &str = "{\"id\": 1, \"prediction\": \"a lovely cat\", \"reference\": \"the lovely cat\"}\n\
                      {\"id\": 2, \"prediction\": \"a dog barks\", \"reference\": \"dogs bark loudly\"}\n";
@@ -194,108 +181,16 @@ fn ml100k_rest(dir: &Path) {
     }
 }
 
-/// Every file under `dir` with its bytes (folders by name), to compare before and after.
-fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut v = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let path = e.unwrap().path();
-            if path.is_dir() {
-                stack.push(path.clone());
-                v.push((path, Vec::new()));
-            } else {
-                let b = std::fs::read(&path).unwrap();
-                v.push((path, b));
-            }
-        }
-    }
-    v.sort();
-    v
-}
-
-/// The input classes: a name and how to make the input at `path` from the target.
-type Make = fn(&Target, &Path);
-
-fn classes() -> Vec<(&'static str, Make)> {
-    vec![
-        ("cut short", |t, p| {
-            let g = t.good.as_bytes();
-            std::fs::write(p, &g[..g.len() * 2 / 3]).unwrap()
-        }),
-        ("empty", |_, p| std::fs::write(p, b"").unwrap()),
-        ("a folder", |_, p| std::fs::create_dir(p).unwrap()),
-        ("not UTF-8", |t, p| {
-            // The first letter `e` becomes two bytes that are not UTF-8.
-            let mut b = t.good.as_bytes().to_vec();
-            let at = b.iter().position(|&c| c == b'e').unwrap();
-            b.splice(at..at + 1, [0xff, 0xfe]);
-            std::fs::write(p, b).unwrap()
-        }),
-        ("one huge line", |t, p| {
-            let mut b = vec![b'x'; 20 << 20];
-            b.push(b'\n');
-            b.extend(t.good.as_bytes());
-            std::fs::write(p, b).unwrap()
-        }),
-        ("a field of the wrong type", |t, p| {
-            std::fs::write(p, t.wrong_type).unwrap()
-        }),
-    ]
-}
-
 #[test]
 fn every_class_of_bad_input_file_is_refused_naming_the_file() {
-    let mut failures = Vec::new();
-    for t in targets() {
-        for (class, make) in classes() {
-            let d = tempfile::tempdir().unwrap();
-            let input = if t.file.starts_with("ml-100k") {
-                let ml = d.path().join("ml");
-                std::fs::create_dir(&ml).unwrap();
-                ml100k_rest(&ml);
-                ml.join(t.file)
-            } else {
-                d.path().join(t.file)
-            };
-            make(&t, &input);
-            let args = (t.args)(&input, d.path());
-            let before = snapshot(d.path());
-            let start = Instant::now();
-            let o = Command::new(env!("CARGO_BIN_EXE_pgraphrag"))
-                .args(&args)
-                .env("RUST_BACKTRACE", "0")
-                .stdin(Stdio::null())
-                .output()
-                .unwrap();
-            let err = String::from_utf8_lossy(&o.stderr);
-            let mut wants = vec![t.file];
-            if class == "a field of the wrong type" {
-                wants.extend(t.wrong_type_wants);
-            }
-            let problem = if o.status.code() != Some(2) {
-                Some(format!("exit code {:?}", o.status.code()))
-            } else if let Some(w) = wants.iter().find(|w| !err.contains(*w)) {
-                Some(format!("the message lacks {w:?}"))
-            } else if err.len() > 4000 {
-                Some(format!("a message of {} bytes", err.len()))
-            } else if snapshot(d.path()) != before {
-                Some("the folder changed".to_string())
-            } else if start.elapsed() > Duration::from_secs(30) {
-                Some(format!("took {:?}", start.elapsed()))
-            } else {
-                None
-            };
-            if let Some(problem) = problem {
-                let shown: String = err.chars().take(600).collect();
-                failures.push(format!("{} / {class}: {problem}: {shown}", t.what));
-            }
+    refuse_every_class(targets(), |t, d| {
+        if t.file.starts_with("ml-100k") {
+            let ml = d.join("ml");
+            std::fs::create_dir(&ml).unwrap();
+            ml100k_rest(&ml);
+            ml.join(t.file)
+        } else {
+            d.join(t.file)
         }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of the bad inputs were not refused as they should be:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    });
 }
