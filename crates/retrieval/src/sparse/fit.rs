@@ -73,6 +73,25 @@ impl FitScratch {
         self.doc_gen
     }
 
+    /// rank_bm25's `_calc_idf` for a list of `n` documents: the idf of every term of `order`
+    /// (first-appearance order) from its frequency in `df`, summed in that order, negative ones
+    /// floored at `epsilon` times their mean; into `idf`.
+    pub(super) fn fit_idfs(&mut self, n: usize, epsilon: f64) {
+        let mut idf_sum = 0.0f64;
+        self.ln_half.reserve(n);
+        for &t in &self.order {
+            let t = t as usize;
+            let value = self.ln_half.idf(n, self.df[t] as usize);
+            self.idf[t] = value;
+            idf_sum += value;
+        }
+        let eps = formula::idf_floor(epsilon, idf_sum, self.order.len());
+        for &t in &self.order {
+            let v = &mut self.idf[t as usize];
+            *v = formula::floored(*v, eps);
+        }
+    }
+
     /// rank_bm25's scores of the documents `docs` (token count, `(token id, count)` in
     /// first-appearance order; every id below `terms`) for the query token ids `qids` (in query
     /// order, duplicates counted; unknown query tokens left out), fitted on `docs` alone.
@@ -117,20 +136,7 @@ impl FitScratch {
             return vec![0.0; n];
         }
         let avgdl = num_doc as f64 / n as f64;
-        // _calc_idf in nd's order.
-        let mut idf_sum = 0.0f64;
-        self.ln_half.reserve(n);
-        for &t in &self.order {
-            let t = t as usize;
-            let value = self.ln_half.idf(n, self.df[t] as usize);
-            self.idf[t] = value;
-            idf_sum += value;
-        }
-        let eps = formula::idf_floor(epsilon, idf_sum, self.order.len());
-        for &t in &self.order {
-            let v = &mut self.idf[t as usize];
-            *v = formula::floored(*v, eps);
-        }
+        self.fit_idfs(n, epsilon);
         // Query tokens with a non-zero idf, in query order (duplicates count).
         let qs: Vec<(u32, f64)> = qids
             .iter()

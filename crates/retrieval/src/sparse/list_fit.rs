@@ -157,7 +157,7 @@ impl FitScratch {
         }
         let Bm25Params { k1, b, epsilon } = params;
         let is_out = |d: u32| excluded.binary_search_by_key(&d, |e| e.0).is_ok();
-        // How many excluded documents hold each term (in `df`, stamped by `seen`).
+        // How many excluded documents hold each term (in `tf`, stamped by `seen`).
         let gen_ = self.next_list(terms);
         let mut num_doc = fit.num_doc;
         for &(d, doc_terms) in excluded {
@@ -166,79 +166,64 @@ impl FitScratch {
                 let t = t as usize;
                 if self.seen[t] != gen_ {
                     self.seen[t] = gen_;
-                    self.df[t] = 0;
+                    self.tf[t] = 0;
                 }
-                self.df[t] += 1;
+                self.tf[t] += 1;
             }
         }
         // The reduced list's terms in its first-appearance order: those whose first document
-        // stays keep their place; the others move to their first remaining document.
-        let dgen = self.next_doc();
-        self.order.clear();
+        // stays keep their place; those first seen in an excluded document move to their
+        // first remaining one (found from the excluded documents' own terms, sorted by place).
         let mut moved: Vec<(u32, u32, u32)> = Vec::new();
-        for (i, s) in fit.order.iter().enumerate() {
-            let t = s.term as usize;
-            let gone = if self.seen[t] == gen_ { self.df[t] } else { 0 };
-            let df = s.df - gone;
-            if df == 0 {
-                continue;
-            }
-            self.doc[t] = dgen;
-            self.tf[t] = df;
-            if gone > 0 && is_out(s.first) {
-                let d = fit
+        for &(d, doc_terms) in excluded {
+            for &(t, _) in doc_terms {
+                let i = fit
+                    .find(t)
+                    .expect("an excluded document's term is in the list");
+                let s = fit.order[i];
+                if s.first != d || s.df == self.tf[t as usize] {
+                    continue; // first seen elsewhere (or here, once), or gone with them
+                }
+                let to = fit
                     .postings(i)
                     .iter()
                     .map(|p| p.0)
                     .find(|&d| !is_out(d))
                     .expect("a term with a remaining document frequency has a remaining posting");
-                let at = terms_of(d)
+                let at = terms_of(to)
                     .iter()
-                    .position(|&(x, _)| x == s.term)
+                    .position(|&(x, _)| x == t)
                     .expect("a posting's document holds its term") as u32;
-                moved.push((d, at, s.term));
-            } else {
-                self.order.push(s.term);
+                moved.push((to, at, t));
             }
         }
-        if !moved.is_empty() {
-            moved.sort_unstable();
-            let stay = std::mem::take(&mut self.order);
-            let key = |t: u32| {
-                let s = fit.order[fit.find(t).expect("a term of the list")];
-                (s.first, s.at)
-            };
-            let mut m = moved.iter().peekable();
-            for t in stay {
-                while let Some(&&(d, at, mt)) = m.peek() {
-                    if (d, at) < key(t) {
-                        self.order.push(mt);
-                        m.next();
-                    } else {
-                        break;
-                    }
-                }
-                self.order.push(t);
+        moved.sort_unstable();
+        let mut moved = moved.into_iter().peekable();
+        let dgen = self.next_doc();
+        self.order.clear();
+        for s in &fit.order {
+            let t = s.term as usize;
+            let gone = if self.seen[t] == gen_ { self.tf[t] } else { 0 };
+            let df = s.df - gone;
+            if df == 0 {
+                continue;
             }
-            self.order.extend(m.map(|x| x.2));
+            self.doc[t] = dgen;
+            self.df[t] = df;
+            if gone > 0 && is_out(s.first) {
+                continue; // placed from `moved`
+            }
+            while let Some(m) = moved.next_if(|m| (m.0, m.1) < (s.first, s.at)) {
+                self.order.push(m.2);
+            }
+            self.order.push(s.term);
         }
+        self.order.extend(moved.map(|m| m.2));
         if self.order.is_empty() {
             return vec![0.0; n];
         }
         let avgdl = num_doc as f64 / n as f64;
-        let mut idf_sum = 0.0f64;
-        self.ln_half.reserve(n);
-        for &t in &self.order {
-            let t = t as usize;
-            let value = self.ln_half.idf(n, self.tf[t] as usize);
-            self.idf[t] = value;
-            idf_sum += value;
-        }
-        let eps = formula::idf_floor(epsilon, idf_sum, self.order.len());
-        for &t in &self.order {
-            let v = &mut self.idf[t as usize];
-            *v = formula::floored(*v, eps);
-        }
+        self.fit_idfs(n, epsilon);
         let mut scores = vec![0.0f64; fit.kept()];
         for &t in qids {
             if (t as usize) >= terms || self.doc[t as usize] != dgen {
