@@ -170,7 +170,16 @@ fn convert(a: ConvertArgs) -> anyhow::Result<()> {
         SourceArg::Tweets => csv_in(&a.input, "healthtweets.csv"),
         _ => a.input.clone(),
     };
-    crate::output::file("--out", &a.out, &[("--in", &input)])?;
+    // SpamAssassin's input is a folder: --out must not be one of the record files read.
+    let records = match a.source {
+        SourceArg::SpamAssassin => {
+            pgraphrag_corpora::spam_assassin_files(&a.input).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    };
+    let mut inputs = vec![("--in", input.as_path())];
+    inputs.extend(records.iter().map(|r| ("--in", r.as_path())));
+    crate::output::file("--out", &a.out, &inputs)?;
     check_out_dir(&a.out)?;
     let hint = match a.source {
         SourceArg::Pgraphrag => {
@@ -275,6 +284,9 @@ fn build(a: LampArgs) -> anyhow::Result<()> {
             (lamp::lamp3_from_split(&split, &opts).or_usage()?, None)
         }
     };
+    if built.report.kept == 0 {
+        return Err(nothing_built(&a.from, "question", &built.report, &opts));
+    }
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("creating the output folder {}", a.out.display()))?;
     built.write(&a.out)?;
@@ -286,6 +298,24 @@ fn build(a: LampArgs) -> anyhow::Result<()> {
         print!("{}", built.stats_table());
     }
     Ok(())
+}
+
+/// The usage error of a build from `input` that made no `what` (every candidate skipped, for
+/// the reasons `report` counts), with the rules of `opts` a candidate must meet.
+pub(crate) fn nothing_built(
+    input: &Path,
+    what: &str,
+    report: &Report,
+    opts: &BuildOptions,
+) -> anyhow::Error {
+    usage(format!(
+        "{}: no {what} could be made ({report}); a target needs at least {} characters and {} \
+         earlier documents by its author, and an author at least {} targets",
+        input.display(),
+        opts.min_target_chars,
+        opts.min_profile,
+        opts.min_targets_per_author
+    ))
 }
 
 /// Refuses, before anything is read, an --out folder whose questions and outputs files would

@@ -74,6 +74,14 @@ fn build(a: BuildArgs) -> anyhow::Result<()> {
     let built = multistage::build_examples(&docs, &opts)
         .with_context(|| format!("building the multistage examples of {corpus}"))
         .or_usage()?;
+    if built.examples.is_empty() {
+        return Err(crate::corpus_cmd::nothing_built(
+            &a.corpus,
+            "example",
+            &built.report,
+            &opts,
+        ));
+    }
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("creating the output folder {}", a.out.display()))?;
     let path = built.write(&a.out)?;

@@ -429,3 +429,152 @@ fn files_without_records_are_refused_naming_the_file() {
         }
     }
 }
+
+/// A corpus whose documents are all too short or too few per author once gave exit code 0 and
+/// an empty examples file (`multistage build`) or six empty LaMP files (`corpus lamp`): both
+/// are refused before anything is written, naming the corpus and why nothing was made.
+#[test]
+fn a_corpus_that_yields_nothing_is_refused_naming_it_and_why() {
+    let d = tempfile::tempdir().unwrap();
+    let c = put(d.path(), "news.jsonl", CORPUS);
+    let build = [p("multistage"), p("build"), p("--corpus"), c.clone()];
+    let lamp = [
+        p("corpus"),
+        p("lamp"),
+        p("--task"),
+        p("LaMP-4"),
+        p("--from"),
+    ];
+    for args in [
+        [&build[..], &[p("--out"), d.path().join("ms")]].concat(),
+        [&lamp[..], &[c.clone(), p("--out"), d.path().join("lamp4")]].concat(),
+    ] {
+        let before = snapshot(d.path());
+        let o = pgraphrag(&args);
+        let wants = [
+            "news.jsonl: no ",
+            "could be made",
+            "too short",
+            "301 characters",
+        ];
+        if let Some(problem) = problem(&o, &wants, d.path(), &before) {
+            panic!("{} {}: {problem}", args[0].display(), args[1].display());
+        }
+    }
+}
+
+/// Two questions (or two golds) with one id: a gold or a summary found by id could be attached
+/// to the wrong question. Refused by the one LaMP reader, naming the file, the record and the
+/// id, before any model or tokenizer is read.
+#[test]
+fn a_repeated_question_or_gold_id_is_refused_naming_the_record() {
+    let d = tempfile::tempdir().unwrap();
+    let twice = QUESTIONS.replacen("\n]", ",\n {\"id\": \"q1\", \"input\": \"Generate a headline for this article: x\", \"profile\": []}\n]", 1);
+    let q2 = put(d.path(), "dev_questions.json", &twice);
+    let o2 = put(
+        d.path(),
+        "dev_outputs.json",
+        r#"{"task": "LaMP_4", "golds": [{"id": "q1", "output": "A"}, {"id": "q1", "output": "B"}]}"#,
+    );
+    let (q, o) = (
+        put(d.path(), "q.json", QUESTIONS),
+        put(d.path(), "o.json", OUTPUTS),
+    );
+    let runs = [
+        (
+            lamp_prompts(q2.clone(), None, d.path()),
+            "dev_questions.json",
+        ),
+        (
+            lamp_grid(q2, o.clone(), None, d.path()),
+            "dev_questions.json",
+        ),
+        (lamp_grid(q, o2, None, d.path()), "dev_outputs.json"),
+    ];
+    for (args, file) in runs {
+        let before = snapshot(d.path());
+        let out = pgraphrag(&args);
+        let want = format!("{file}: record 1: id \"q1\" is already record 0's");
+        if let Some(problem) = problem(&out, &[&want], d.path(), &before) {
+            panic!("{} / {file}: {problem}", args[1].display());
+        }
+    }
+}
+
+/// `queue submit embed` and `summarize` once named the input file twice in one message
+/// (`texts.jsonl: texts.jsonl: line 1: …`), and the reason a file could not be opened twice:
+/// each fact is said once.
+#[test]
+#[cfg(feature = "jetstream")]
+fn queue_submit_names_the_input_once() {
+    let d = tempfile::tempdir().unwrap();
+    let model = d.path().join("encoder");
+    std::fs::create_dir(&model).unwrap();
+    let embed = |texts: PathBuf| {
+        let v = [p("queue"), p("submit"), p("embed"), p("--nats"), p(NATS)];
+        let s = [p("--texts"), texts, p("--model"), model.clone()];
+        let c = [p("--cache"), d.path().join("emb.sqlite")];
+        [
+            &v[..],
+            &s,
+            &c,
+            &[p("--store"), d.path().join("jobs.sqlite")],
+        ]
+        .concat()
+    };
+    let summarize = |input: PathBuf| {
+        let v = [
+            p("queue"),
+            p("submit"),
+            p("summarize"),
+            p("--nats"),
+            p(NATS),
+        ];
+        let s = [p("--task"), p("LaMP-4"), p("--input"), input];
+        let m = [p("--model"), d.path().join("no-model.gguf")];
+        let st = [p("--summaries"), d.path().join("s.sqlite")];
+        [
+            &v[..],
+            &s,
+            &m,
+            &st,
+            &[p("--store"), d.path().join("jobs.sqlite")],
+        ]
+        .concat()
+    };
+    let texts = put(d.path(), "texts.jsonl", "{\"id\": 1, \"text\": 5}\n");
+    let questions = put(
+        d.path(),
+        "dev_questions.json",
+        r#"[{"id": "q1", "input": 5, "profile": []}]"#,
+    );
+    let runs = [
+        (embed(texts), "texts.jsonl", "line 1"),
+        (
+            embed(d.path().join("none.jsonl")),
+            "none.jsonl",
+            "os error 2",
+        ),
+        (summarize(questions), "dev_questions.json", "record 0"),
+        (
+            summarize(d.path().join("none.json")),
+            "none.json",
+            "os error 2",
+        ),
+    ];
+    for (args, file, fact) in runs {
+        let before = snapshot(d.path());
+        let o = pgraphrag(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        if let Some(problem) = problem(&o, &[file, fact], d.path(), &before) {
+            panic!("queue submit {}: {problem}", args[2].display());
+        }
+        for said in [file, fact] {
+            assert_eq!(
+                err.matches(said).count(),
+                1,
+                "{said:?} said more than once: {err}"
+            );
+        }
+    }
+}

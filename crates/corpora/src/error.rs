@@ -87,6 +87,78 @@ pub enum Error {
         /// What was wrong (serde_json's message names the field).
         message: String,
     },
+    /// A field of a line of a data file (MovieLens-100K's `ml-100k.inter`) cannot be read or
+    /// lies outside its domain (a rating off the 1-5 scale, a time outside
+    /// [`TIMES`](crate::TIMES)): refused rather than built into a wrong question or gold.
+    #[error(
+        "{}:{line}: field {field:?}: {value:?} is not {expected}; correct the line or remove it",
+        path.display()
+    )]
+    Value {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// The field.
+        field: &'static str,
+        /// The value, as [`pgraphrag_data::shown`] quotes it.
+        value: String,
+        /// What it must be.
+        expected: &'static str,
+    },
+    /// A line repeats the key of an earlier line of the same file (an item listed twice, a
+    /// user rating the same item twice): which one a question would get is undefined.
+    #[error(
+        "{}:{line}: {what} {key} appears again (first on line {first}); keep one of the lines",
+        path.display()
+    )]
+    Repeated {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the repeat.
+        line: usize,
+        /// 1-based line where the key first appeared.
+        first: usize,
+        /// What the key is (`"item_id"`, `"rating of (user_id, item_id)"`).
+        what: &'static str,
+        /// The key, quoted.
+        key: String,
+    },
+    /// A rating names an item that the item file does not hold.
+    #[error("{}:{line}: item_id {item:?} is not in {}", path.display(), catalogue.display())]
+    UnknownItem {
+        /// The ratings file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// The item id.
+        item: String,
+        /// The item file.
+        catalogue: PathBuf,
+    },
+    /// A SpamAssassin record file is not a record (`{id, group, text}` JSON): damaged or cut
+    /// short.
+    #[error("{}: not a SpamAssassin record ({message}); fetch the corpus again", path.display())]
+    Record {
+        /// The record file.
+        path: PathBuf,
+        /// What serde_json said (it names the field and the position).
+        message: String,
+    },
+    /// Two SpamAssassin record files give the same document id (`{group}/{id}`).
+    #[error(
+        "{}: document id {doc_id:?} is already {}'s; document ids must be unique",
+        path.display(),
+        first.display()
+    )]
+    RepeatedRecord {
+        /// The later record file.
+        path: PathBuf,
+        /// The earlier record file with the same id.
+        first: PathBuf,
+        /// The id.
+        doc_id: String,
+    },
     /// A PGraphRAG split could not be loaded (the data crate's error names the file and the
     /// record).
     #[error("cannot load the PGraphRAG split")]

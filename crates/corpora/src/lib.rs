@@ -57,7 +57,9 @@ pub use mail::{
 };
 pub use pgraphrag_split::{convert_pgraphrag_split, convert_pgraphrag_split_file};
 pub use report::{Report, Skip};
-pub use spam_assassin::{Converted, HAM_FOLDERS, convert_spam_assassin, spam_assassin_record};
+pub use spam_assassin::{
+    Converted, HAM_FOLDERS, convert_spam_assassin, spam_assassin_files, spam_assassin_record,
+};
 pub use tabular::{
     SNOWFLAKE_EPOCH_MS, convert_news, convert_news_file, convert_tweets, convert_tweets_file,
     outlet, tweet_time,

@@ -87,6 +87,24 @@ pub enum Error {
         /// The user id.
         user: String,
     },
+    /// Two records of a LaMP questions or outputs file share an id: a gold, a summary or a
+    /// prediction found by id could be attached to the wrong question.
+    #[error(
+        "{path}: record {record}: id {id:?} is already record {first}'s; ids must be unique, or \
+         {why}: remove or rename one of the records"
+    )]
+    DuplicateId {
+        /// The file.
+        path: PathBuf,
+        /// Index of the later record.
+        record: usize,
+        /// Index of the earlier record with the same id.
+        first: usize,
+        /// The id.
+        id: String,
+        /// What a repeated id would do.
+        why: &'static str,
+    },
 }
 
 /// Where a value outside its domain is, what it is and what it must be: the detail of

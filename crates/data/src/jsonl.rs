@@ -27,7 +27,7 @@ use serde_json::{Map, Value};
 #[non_exhaustive]
 pub enum JsonlError {
     /// The file could not be opened.
-    #[error("cannot open {path}: {source}")]
+    #[error("cannot open {path}")]
     Open {
         /// The file.
         path: PathBuf,
@@ -36,7 +36,7 @@ pub enum JsonlError {
         source: std::io::Error,
     },
     /// A line could not be read (an I/O error, or bytes that are not UTF-8).
-    #[error("{path}: line {line}: cannot read: {source}")]
+    #[error("{path}: line {line}: cannot read")]
     Read {
         /// The file.
         path: PathBuf,

@@ -47,7 +47,7 @@ pub enum RecboleError {
         path: PathBuf,
         /// The column looked for.
         column: String,
-        /// The header's columns.
+        /// The header's columns, as [`header_names`] shows them.
         found: Vec<String>,
     },
     /// The file does not end with a newline: its last line may have been cut short (a
@@ -95,17 +95,51 @@ pub struct Lines {
     pub latin1: bool,
 }
 
-/// The bytes of `path`.
+/// The bytes of the line-oriented text file `path`. A file that is not empty must end with a
+/// newline, else [`RecboleError::CutShort`] naming its last line: a file cut inside its last
+/// line would otherwise be read with a wrong last value.
 ///
 /// ```
-/// let e = pgraphrag_data::recbole::read(std::path::Path::new("no/such/file")).unwrap_err();
+/// use pgraphrag_data::recbole::{read, RecboleError};
+/// let e = read(std::path::Path::new("no/such/file")).unwrap_err();
 /// assert!(e.to_string().starts_with("cannot read no/such/file"));
+/// # let dir = tempfile::tempdir().unwrap();
+/// let p = dir.path().join("movies_id_name.txt");
+/// std::fs::write(&p, "1\tToy Story\n2\tJuman").unwrap();
+/// assert!(matches!(read(&p), Err(RecboleError::CutShort { line: 2, .. })));
+/// std::fs::write(&p, "1\tToy Story\n").unwrap();
+/// assert_eq!(read(&p).unwrap(), b"1\tToy Story\n");
 /// ```
 pub fn read(path: &Path) -> Result<Vec<u8>, RecboleError> {
-    std::fs::read(path).map_err(|source| RecboleError::Io {
+    let bytes = std::fs::read(path).map_err(|source| RecboleError::Io {
         path: path.to_path_buf(),
         source,
-    })
+    })?;
+    if bytes.last().is_some_and(|&b| b != b'\n') {
+        return Err(RecboleError::CutShort {
+            path: path.to_path_buf(),
+            line: 1 + bytes.iter().filter(|&&b| b == b'\n').count(),
+        });
+    }
+    Ok(bytes)
+}
+
+/// A header's column names as an error message shows them: at most the first 20, each cut to
+/// its first 80 characters ([`crate::shown`]), so that a header that is one huge line is named,
+/// not echoed.
+///
+/// ```
+/// let names = vec!["user_id".to_string(), "x".repeat(1000)];
+/// let shown = pgraphrag_data::recbole::header_names(&names);
+/// assert_eq!(shown[0], "user_id");
+/// assert!(shown[1].len() < 100 && shown[1].ends_with("(1000 bytes)"));
+/// ```
+pub fn header_names(columns: &[String]) -> Vec<String> {
+    let mut v: Vec<String> = columns.iter().take(20).map(|c| crate::shown(c)).collect();
+    if columns.len() > 20 {
+        v.push(format!("… ({} columns)", columns.len()));
+    }
+    v
 }
 
 /// Splits `bytes` (the contents of `path`, named in errors) into lines at `\n`, decoding each.
@@ -158,12 +192,6 @@ impl AtomicFile {
     /// other must end with a newline, else [`RecboleError::CutShort`]).
     pub fn read(path: &Path) -> Result<AtomicFile, RecboleError> {
         let bytes = read(path)?;
-        if bytes.last().is_some_and(|&b| b != b'\n') {
-            return Err(RecboleError::CutShort {
-                path: path.to_path_buf(),
-                line: 1 + bytes.iter().filter(|&&b| b == b'\n').count(),
-            });
-        }
         let mut lines = lines(path, &bytes, Decode::Utf8)?.lines.into_iter();
         let columns: Vec<String> = match lines.next() {
             Some((_, header)) => header
@@ -232,7 +260,7 @@ impl AtomicFile {
             .ok_or_else(|| RecboleError::MissingColumn {
                 path: self.path.clone(),
                 column: name.to_string(),
-                found: self.columns.clone(),
+                found: header_names(&self.columns),
             })
     }
 }

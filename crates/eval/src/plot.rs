@@ -86,7 +86,7 @@ impl ResultsTable {
         if head.next() != Some("mode_k") {
             return Err(Error::InvalidInput(format!(
                 "results CSV line {h}: expected a header starting with `mode_k`, found `{}`",
-                shown(&header.iter().collect::<Vec<_>>().join(","))
+                pgraphrag_data::shown(&header.iter().collect::<Vec<_>>().join(","))
             )));
         }
         let columns: Vec<String> = head.map(str::to_string).collect();
@@ -103,7 +103,7 @@ impl ResultsTable {
                     "results CSV line {line}: {} cells, expected {} (`{}`)",
                     rec.len(),
                     columns.len() + 1,
-                    shown(&rec.iter().collect::<Vec<_>>().join(","))
+                    pgraphrag_data::shown(&rec.iter().collect::<Vec<_>>().join(","))
                 )));
             }
             let values = rec
@@ -114,7 +114,7 @@ impl ResultsTable {
                     c => c.parse::<f64>().map_err(|_| {
                         Error::InvalidInput(format!(
                             "results CSV line {line}: `{}` is not a number",
-                            shown(c)
+                            pgraphrag_data::shown(c)
                         ))
                     }),
                 })
@@ -404,15 +404,6 @@ fn esc(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
-}
-
-/// `text` as a message shows it: its first 80 characters, then `…` and the length when longer
-/// (a 20 MB line is named, not echoed).
-fn shown(text: &str) -> String {
-    match text.char_indices().nth(80) {
-        Some((at, _)) => format!("{}… ({} bytes)", &text[..at], text.len()),
-        None => text.to_string(),
-    }
 }
 
 #[cfg(test)]

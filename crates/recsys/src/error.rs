@@ -97,6 +97,14 @@ pub enum Error {
         /// The first line it appeared on.
         first: usize,
     },
+    /// A file that must hold records holds none (it is empty or blank).
+    #[error("{path}: no {what} in the file (it is empty)")]
+    EmptyFile {
+        /// The file.
+        path: PathBuf,
+        /// What it should hold (`"movie names"`).
+        what: &'static str,
+    },
     /// A row of the ML-1M slice has no history items.
     #[error("{path}:{line}: empty history; every row needs at least one history item")]
     EmptyHistory {

@@ -2,6 +2,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+use pgraphrag_core::RATING_SCALE;
 use serde::{Deserialize, Serialize};
 
 use crate::text::{parse_f32, parse_id, parse_time, read_atomic};
@@ -64,7 +65,8 @@ impl Ml100k {
     /// `ml-100k.inter` (`user_id`, `item_id`, `rating`, `timestamp`), `ml-100k.kg`
     /// (`head_id`, `relation_id`, `tail_id`) and `ml-100k.link` (`item_id`, `entity_id`) from
     /// `dir`. Columns are found by name in each header; every line must have as many fields as
-    /// its header. Errors name the file and line: an unreadable value, an item of `.inter` or
+    /// its header. Errors name the file and line: an unreadable value, a rating off the 1-5
+    /// scale ([`RATING_SCALE`]), an item of `.inter` or
     /// `.link` missing from `.item`, an item twice in `.item` or `.link`, a KG line with an
     /// empty field. Blank lines are ignored. A `release_year` that is not four digits gives
     /// `year: None`.
@@ -102,7 +104,7 @@ impl Ml100k {
             interactions.push(Interaction {
                 user: parse_id(p, *line, "user_id", &f[u])?,
                 item,
-                rating: parse_f32(p, *line, "rating", &f[r])?,
+                rating: parse_rating(p, *line, &f[r])?,
                 timestamp: parse_time(p, *line, "timestamp", &f[t])?,
                 line: *line,
             });
@@ -198,6 +200,22 @@ impl Ml100k {
         }
         m
     }
+}
+
+/// A rating on [`RATING_SCALE`] (ML-100K's 1 to 5 stars): one off the scale would count as
+/// liked or not (the popularity gate counts ratings of 4 and up) as a wrong number.
+fn parse_rating(path: &Path, line: usize, value: &str) -> Result<f32> {
+    let r = parse_f32(path, line, "rating", value)?;
+    if !RATING_SCALE.contains(&f64::from(r)) {
+        return Err(Error::Value {
+            path: path.to_path_buf(),
+            line,
+            field: "rating".into(),
+            value: pgraphrag_data::shown(value),
+            expected: "a rating from 1 to 5".into(),
+        });
+    }
+    Ok(r)
 }
 
 fn read_items(path: &Path) -> Result<BTreeMap<u32, Movie>> {

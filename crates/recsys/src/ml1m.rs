@@ -71,7 +71,8 @@ impl Ml1m {
     /// Errors name the file and line: a wrong number of fields, an unreadable value, a movie
     /// twice in `movies.dat`, a title without `(YYYY)`, history and flag lists of different
     /// lengths, an empty history, a history item or target not in `movies.dat`, a target that
-    /// is also in its history, non-UTF-8 bytes in the CSV or the names file.
+    /// is also in its history, non-UTF-8 bytes in the CSV or the names file, a movie twice in
+    /// the names file or none at all, a file whose last line has no newline (cut short).
     ///
     /// ```
     /// let dir = tempfile::tempdir().unwrap();
@@ -200,7 +201,7 @@ fn read_rows(path: &Path, movies: &BTreeMap<u32, Movie>, catalogue: &Path) -> Re
             .ok_or_else(|| Error::MissingColumn {
                 path: path.to_path_buf(),
                 column: c.to_string(),
-                found: found.clone(),
+                found: pgraphrag_data::recbole::header_names(&found),
             })?;
         idx.insert(c, at);
     }
@@ -292,6 +293,7 @@ fn read_rows(path: &Path, movies: &BTreeMap<u32, Movie>, catalogue: &Path) -> Re
 fn read_names(path: &Path) -> Result<BTreeMap<u32, String>> {
     let bytes = read(path)?;
     let mut names = BTreeMap::new();
+    let mut first: HashMap<u32, usize> = HashMap::new();
     for (line, text) in lines(path, &bytes, Decode::Utf8)?.lines {
         let Some((id, name)) = text.split_once('\t') else {
             return Err(Error::Fields {
@@ -301,7 +303,24 @@ fn read_names(path: &Path) -> Result<BTreeMap<u32, String>> {
                 found: 1,
             });
         };
-        names.insert(parse_id(path, line, "id", id)?, name.trim().to_string());
+        let id = parse_id(path, line, "id", id)?;
+        if let Some(&prev) = first.get(&id) {
+            return Err(Error::Duplicate {
+                path: path.to_path_buf(),
+                line,
+                what: "movie",
+                id: id.to_string(),
+                first: prev,
+            });
+        }
+        first.insert(id, line);
+        names.insert(id, name.trim().to_string());
+    }
+    if names.is_empty() {
+        return Err(Error::EmptyFile {
+            path: path.to_path_buf(),
+            what: "movie names",
+        });
     }
     Ok(names)
 }

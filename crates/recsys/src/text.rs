@@ -48,7 +48,7 @@ fn value_error(path: &Path, line: usize, field: &str, value: &str, expected: &st
         path: path.to_path_buf(),
         line,
         field: field.to_string(),
-        value: value.to_string(),
+        value: pgraphrag_data::shown(value),
         expected: expected.to_string(),
     }
 }

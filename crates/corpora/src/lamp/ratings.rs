@@ -7,7 +7,7 @@ use pgraphrag_data::{AtomicFile, Split};
 
 use super::authored::{Timed, build_timed};
 use super::{BuildOptions, LampBuild, assemble};
-use crate::{Report, Result, Skip};
+use crate::{Error, Report, Result, Skip};
 
 /// A rating that is an integer from 1 to 5, as its string.
 fn score(rating: Option<f64>) -> Option<String> {
@@ -119,7 +119,7 @@ pub struct MovieLens {
     pub ratings: Vec<MovieRating>,
     /// What stands in for a review's text, per item id: `{title} ({year}); genres: {a}, {b}`.
     pub descriptions: HashMap<String, String>,
-    /// Rows read (kept) and rows skipped, by reason.
+    /// Rows read (all kept: [`read_movielens`] refuses a bad row rather than skip it).
     pub report: Report,
 }
 
@@ -143,68 +143,117 @@ pub fn movie_description(title: &str, year: &str, genres: &str) -> String {
     s
 }
 
-/// A RecBole atomic file ([`AtomicFile`]) as rows of the named columns; a record with too few
-/// fields is a counted [`Skip::BadRow`].
+/// A RecBole atomic file ([`AtomicFile`]) as its records' lines and the named columns; a
+/// record with another number of fields than the header is an error naming its line.
 fn atomic_file<const N: usize>(
     path: &Path,
     columns: [&'static str; N],
-    report: &mut Report,
-) -> Result<Vec<[String; N]>> {
-    let file = AtomicFile::read(path)?;
+) -> Result<Vec<(usize, [String; N])>> {
+    let file = AtomicFile::read(path)?.exact()?;
     let mut idx = [0usize; N];
     for (k, c) in columns.iter().enumerate() {
         idx[k] = file.column(c)?;
     }
-    let mut rows = Vec::with_capacity(file.rows.len());
-    for (_, fields) in &file.rows {
-        if idx.iter().any(|&i| i >= fields.len()) {
-            report.skip(Skip::BadRow);
-            continue;
-        }
-        rows.push(idx.map(|i| fields[i].clone()));
-    }
-    Ok(rows)
+    Ok(file
+        .rows
+        .iter()
+        .map(|(line, fields)| (*line, idx.map(|i| fields[i].clone())))
+        .collect())
 }
 
 /// Reads `ml-100k.inter` (`user_id`, `item_id`, `rating`, `timestamp`) and `ml-100k.item`
-/// (`item_id`, `movie_title`, `release_year`, `class`) from `dir`. Ratings of unknown items or
-/// with unreadable values are counted skips.
+/// (`item_id`, `movie_title`, `release_year`, `class`) from `dir`. Every line must be whole
+/// and right: errors name the file, the line and the field of a record with another number of
+/// fields than the header, an empty id, a rating that is not a whole 1 to 5, a time that is
+/// not whole unix seconds from 1900 to 2200 ([`TIMES`](crate::TIMES)), a rating of an item
+/// `ml-100k.item` does not list ([`Error::UnknownItem`](crate::Error::UnknownItem)), an item
+/// listed twice or a user rating an item twice
+/// ([`Error::Repeated`](crate::Error::Repeated)).
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let w = |n: &str, s: &str| std::fs::write(dir.path().join(n), s).unwrap();
+/// w("ml-100k.item", "item_id:token\tmovie_title:token_seq\trelease_year:token\tclass:token_seq\n1\tToy Story\t1995\tComedy\n");
+/// w("ml-100k.inter", "user_id:token\titem_id:token\trating:float\ttimestamp:float\n7\t1\t4\t881250949\n");
+/// let ml = pgraphrag_corpora::lamp::read_movielens(dir.path()).unwrap();
+/// assert_eq!((ml.ratings[0].rating, ml.report.kept), (4, 1));
+/// w("ml-100k.inter", "user_id:token\titem_id:token\trating:float\ttimestamp:float\n7\t1\t99\t881250949\n");
+/// let e = pgraphrag_corpora::lamp::read_movielens(dir.path()).unwrap_err().to_string();
+/// assert!(e.contains("ml-100k.inter:2: field \"rating\": \"99\" is not a whole rating from 1 to 5"), "{e}");
+/// ```
 pub fn read_movielens(dir: &Path) -> Result<MovieLens> {
-    let mut report = Report::default();
+    let item_path = dir.join("ml-100k.item");
     let items = atomic_file(
-        &dir.join("ml-100k.item"),
+        &item_path,
         ["item_id", "movie_title", "release_year", "class"],
-        &mut report,
     )?;
-    let descriptions: HashMap<String, String> = items
-        .into_iter()
-        .map(|[id, t, y, g]| (id, movie_description(&t, &y, &g)))
-        .collect();
-    let rows = atomic_file(
-        &dir.join("ml-100k.inter"),
-        ["user_id", "item_id", "rating", "timestamp"],
-        &mut report,
-    )?;
+    let mut descriptions = HashMap::with_capacity(items.len());
+    let mut item_lines: HashMap<String, usize> = HashMap::with_capacity(items.len());
+    for (line, [id, t, y, g]) in items {
+        if id.is_empty() {
+            return Err(value(&item_path, line, "item_id", &id, "an item id"));
+        }
+        if let Some(&first) = item_lines.get(&id) {
+            return Err(Error::Repeated {
+                path: item_path,
+                line,
+                first,
+                what: "item_id",
+                key: format!("{id:?}"),
+            });
+        }
+        item_lines.insert(id.clone(), line);
+        descriptions.insert(id, movie_description(&t, &y, &g));
+    }
+    let path = dir.join("ml-100k.inter");
+    let rows = atomic_file(&path, ["user_id", "item_id", "rating", "timestamp"])?;
+    let mut report = Report::default();
     let mut ratings = Vec::with_capacity(rows.len());
-    for [user, item, rating, ts] in rows {
-        let rating = rating.trim().parse::<f64>().ok();
-        let time = ts
-            .trim()
+    let mut seen: HashMap<(String, String), usize> = HashMap::with_capacity(rows.len());
+    for (line, [user, item, rating, ts]) in rows {
+        if user.is_empty() {
+            return Err(value(&path, line, "user_id", &user, "a user id"));
+        }
+        if !descriptions.contains_key(&item) {
+            return Err(Error::UnknownItem {
+                path,
+                line,
+                item: pgraphrag_data::shown(&item),
+                catalogue: item_path,
+            });
+        }
+        let Some(r) = score(rating.parse::<f64>().ok()) else {
+            return Err(value(
+                &path,
+                line,
+                "rating",
+                &rating,
+                "a whole rating from 1 to 5",
+            ));
+        };
+        let Some(time) = ts
             .parse::<f64>()
             .ok()
-            .filter(|t| t.is_finite() && *t >= 0.0 && crate::TIMES.contains(&(*t as i64)));
-        let (Some(time), Some(r)) = (time, score(rating)) else {
-            report.skip(if rating.is_some() {
-                Skip::BadValue
-            } else {
-                Skip::BadRating
-            });
-            continue;
+            .filter(|t| t.fract() == 0.0 && crate::TIMES.contains(&(*t as i64)))
+        else {
+            return Err(value(
+                &path,
+                line,
+                "timestamp",
+                &ts,
+                "whole unix seconds from 1900 to 2200",
+            ));
         };
-        if !descriptions.contains_key(&item) || user.trim().is_empty() {
-            report.skip(Skip::BadValue);
-            continue;
+        if let Some(&first) = seen.get(&(user.clone(), item.clone())) {
+            return Err(Error::Repeated {
+                path,
+                line,
+                first,
+                what: "rating of (user_id, item_id)",
+                key: format!("({user:?}, {item:?})"),
+            });
         }
+        seen.insert((user.clone(), item.clone()), line);
         report.keep();
         ratings.push(MovieRating {
             user,
@@ -218,6 +267,23 @@ pub fn read_movielens(dir: &Path) -> Result<MovieLens> {
         descriptions,
         report,
     })
+}
+
+/// [`Error::Value`] at `path`'s `line`.
+fn value(
+    path: &Path,
+    line: usize,
+    field: &'static str,
+    found: &str,
+    expected: &'static str,
+) -> Error {
+    Error::Value {
+        path: path.to_path_buf(),
+        line,
+        field,
+        value: pgraphrag_data::shown(found),
+        expected,
+    }
 }
 
 /// LaMP-3 from MovieLens: one question per target rating (input: LaMP-3's template with the

@@ -1,7 +1,7 @@
 //! Parsing of LaMP's questions and outputs files, with errors naming the file, the record,
 //! the profile item, the field and (once known) the question id.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use pgraphrag_core::{LampGold, LampProfileItem, LampQuestion};
@@ -185,7 +185,31 @@ pub fn parse_questions(bytes: &[u8], path: impl AsRef<Path>) -> Result<Vec<LampQ
     for (ri, q) in raw.into_iter().enumerate() {
         out.push(question(&ctx, ri, q)?);
     }
+    let why = "a held-out gold (or a summary) found by id could be attached to the wrong question";
+    unique_ids(&path, out.iter().map(|q| q.id.as_str()), why)?;
     Ok(out)
+}
+
+/// Refuses ([`Error::DuplicateId`]) a second record with an id already seen in `path`.
+fn unique_ids<'a>(
+    path: &Path,
+    ids: impl Iterator<Item = &'a str>,
+    why: &'static str,
+) -> Result<()> {
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    for (ri, id) in ids.enumerate() {
+        if let Some(&f) = first.get(id) {
+            return Err(Error::DuplicateId {
+                path: path.to_path_buf(),
+                record: ri,
+                first: f,
+                id: crate::shown(id),
+                why,
+            });
+        }
+        first.insert(id, ri);
+    }
+    Ok(())
 }
 
 fn question(ctx: &Ctx<'_>, ri: usize, q: RawQuestion) -> Result<LampQuestion> {
@@ -307,6 +331,8 @@ pub fn parse_outputs(bytes: &[u8], path: impl AsRef<Path>) -> Result<(String, Ve
         let output = field("output", g.output, Some(&id))?;
         golds.push(LampGold { id, output });
     }
+    let why = "which output a question is scored against is undefined";
+    unique_ids(&path, golds.iter().map(|g| g.id.as_str()), why)?;
     Ok((task, golds))
 }
 

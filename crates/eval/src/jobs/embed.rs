@@ -88,10 +88,7 @@ impl EmbedCache {
         let cache = EmbeddingCache::open(&spec.cache)
             .map_err(|e| Error::InvalidJob(pgraphrag_core::error_chain(&e)))?;
         let texts: Vec<String> = pgraphrag_data::jsonl::read_texts(&spec.texts)
-            .map_err(|e| Error::Input {
-                path: spec.texts.clone(),
-                reason: pgraphrag_core::error_chain(&e),
-            })?
+            .map_err(|e| Error::Texts(Box::new(e)))?
             .into_iter()
             .map(|t| t.text)
             .collect();
@@ -135,14 +132,11 @@ impl EmbedCache {
 }
 
 /// Counts the texts of a JSON-lines file (for planning an [`EmbedSpec`]); a file without
-/// any text is an [`Error::Input`].
+/// any text is an [`Error::Input`], one that cannot be read an [`Error::Texts`].
 pub fn count_texts(path: &Path) -> Result<usize> {
     let n = pgraphrag_data::jsonl::read_texts(path)
         .map(|t| t.len())
-        .map_err(|e| Error::Input {
-            path: path.to_path_buf(),
-            reason: pgraphrag_core::error_chain(&e),
-        })?;
+        .map_err(|e| Error::Texts(Box::new(e)))?;
     if n == 0 {
         return Err(Error::Input {
             path: path.to_path_buf(),

@@ -118,6 +118,14 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// An input file cannot be read or is not valid: the reader's error names the file and
+    /// the record, line and field.
+    #[error(transparent)]
+    Data(Box<pgraphrag_data::Error>),
+    /// A texts file (JSON lines) cannot be read or is not valid: the reader's error names the
+    /// file, the line and the field.
+    #[error(transparent)]
+    Texts(Box<pgraphrag_data::JsonlError>),
     /// A job's profile store cannot be used (feature `postgres`).
     #[cfg(feature = "postgres")]
     #[error(transparent)]

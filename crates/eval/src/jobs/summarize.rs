@@ -134,10 +134,7 @@ pub fn count_users(input: &Path, task: LampTask, scope: SummaryScope) -> Result<
 }
 
 fn read_questions(input: &Path, task: LampTask) -> Result<Vec<LampQuestion>> {
-    pgraphrag_data::lamp::read_questions_for(input, task).map_err(|e| Error::Input {
-        path: input.to_path_buf(),
-        reason: pgraphrag_core::error_chain(&e),
-    })
+    pgraphrag_data::lamp::read_questions_for(input, task).map_err(|e| Error::Data(Box::new(e)))
 }
 
 /// Each question's distinct-user index under `scope` (first occurrence order, as
