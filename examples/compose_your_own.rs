@@ -1,4 +1,4 @@
-//! Compose your own retriever: any type with one `rank` method plugs into PGraphRAG's profile
+//! Compose your own retriever: any type with one `scores` method plugs into PGraphRAG's profile
 //! ranking. Here BM25 and a length prior are fused with reciprocal-rank fusion, and the result
 //! ranks each user's neighbours on a real split.
 //!
@@ -6,22 +6,19 @@
 //! cargo run -p pgraphrag-examples --example compose_your_own -- ../shared/data/pgraphrag/hotel_dev.json
 //! ```
 use anyhow::Context;
-use pgraphrag_core::{Result, Retriever, Scored};
+use pgraphrag_core::{Result, Retriever};
 use pgraphrag_data::{IdPolicy, load_split};
 use pgraphrag_graph::GraphOptions;
 use pgraphrag_retrieval::dense::Rrf;
 use pgraphrag_retrieval::profile::{ProfileOptions, ProfileRanker, Task, WithRetriever};
 use pgraphrag_retrieval::sparse::Bm25Retriever;
 
-/// Prefers longer reviews: a toy prior, five lines of code.
+/// Prefers longer reviews: a toy prior, five lines of code (ranking, ties in input order,
+/// comes with the trait).
 struct Longer;
 impl Retriever for Longer {
-    fn rank(&self, _query: &str, docs: &[&str], k: Option<usize>) -> Result<Vec<Scored<usize>>> {
-        Ok(pgraphrag_core::top_k(
-            &docs.iter().map(|d| d.len() as f64).collect::<Vec<_>>(),
-            k,
-            pgraphrag_core::TieOrder::InputOrder,
-        ))
+    fn scores(&self, _query: &str, docs: &[&str]) -> Result<Vec<f64>> {
+        Ok(docs.iter().map(|d| d.len() as f64).collect())
     }
 }
 

@@ -16,12 +16,15 @@ use anyhow::Context;
 use clap::ValueEnum;
 use pgraphrag_core::{Progress, RankedProfile};
 use pgraphrag_data::{IdPolicy, RankingRecord, Split, write_rankings};
+use pgraphrag_eval::rank::Candidates;
 use pgraphrag_eval::{RankingSummary, Recipe, rank_all, ranking_file_name};
 use pgraphrag_graph::UserItemGraph;
 use pgraphrag_retrieval::profile::{
     CandidateRanker, ProfileOptions, ProfileRanker, RandomReview, Task, WithRetriever,
 };
-use pgraphrag_retrieval::sparse::{Bm25Lucene, NoRetriever, PgraphragTokenizer, RandomRetriever};
+use pgraphrag_retrieval::sparse::{
+    Bm25Builder, Bm25Lucene, NoRetriever, PgraphragTokenizer, RandomRetriever,
+};
 
 use crate::error::usage;
 use crate::progress::Bar;
@@ -180,7 +183,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .iter()
             .map(|&t| (t, args.out.join(task_file(&args, t))))
             .collect();
-        if let (RetrieverArg::Bm25, Source::Graph(graph)) = (args.retriever, &source) {
+        if let (RetrieverArg::Bm25, Candidates::Graph(graph)) = (args.retriever, &source) {
             // Tokenize every review once, then rank the tasks in parallel, each with its own
             // copy of the token cache and its own random stream (as separate runs would).
             // Parallel tasks report no progress (one bar cannot show several runs).
@@ -189,7 +192,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let graph: &UserItemGraph = graph;
             warm.warm_parallel(graph, threads);
             let (split, warm) = (&split, &warm);
-            let described = &source.describe();
+            let described = &describe(&source);
             std::thread::scope(|sc| -> anyhow::Result<()> {
                 let handles: Vec<_> = outs
                     .iter()
@@ -212,14 +215,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         } else {
             for (task, out) in &outs {
                 let records = rank_task(&args, &split, &source, recipe, *task, popts, &bar)?;
-                finish(records, &source.describe(), out, t0)?;
+                finish(records, &describe(&source), out, t0)?;
             }
         }
         return Ok(());
     }
     let task: Task = tasks[0];
     let records = rank_task(&args, &split, &source, recipe, task, popts, &bar)?;
-    finish(records, &source.describe(), &args.out, t0)
+    finish(records, &describe(&source), &args.out, t0)
 }
 
 /// The ranking file of `task` in the --out folder of a run over several tasks:
@@ -255,64 +258,25 @@ fn check_outputs(args: &Args, tasks: &[Task]) -> anyhow::Result<()> {
     }
 }
 
-/// Where the candidates come from: the split's in-memory graph, or a PostgreSQL store.
-pub enum Source {
-    /// The graph of the split file.
-    Graph(Box<UserItemGraph>),
-    /// A dataset of the PostgreSQL profile store.
-    #[cfg(feature = "postgres")]
-    Store(Box<pgraphrag_store::postgres::PgProfiles>),
-}
-
-impl Source {
-    /// Ranks every user of `split` (the targets) with `ranker`: `rank_all` on the graph,
-    /// `rank_all_from` on the store (candidates fetched 256 users at a time).
-    pub fn rank_all<R: CandidateRanker>(
-        &self,
-        split: &Split,
-        policy: IdPolicy,
-        task: Task,
-        ranker: ProfileRanker<R>,
-        progress: &dyn Progress,
-    ) -> pgraphrag_eval::Result<Vec<RankedProfile>> {
-        match self {
-            Source::Graph(g) => rank_all(split, g, policy, task, ranker, progress),
-            #[cfg(feature = "postgres")]
-            Source::Store(p) => {
-                pgraphrag_eval::rank_all_from(split, &**p, policy, task, ranker, progress, 256)
-            }
-        }
-    }
-
-    /// The in-memory graph, if that is the source.
-    pub fn graph(&self) -> Option<&UserItemGraph> {
-        match self {
-            Source::Graph(g) => Some(&**g),
-            #[cfg(feature = "postgres")]
-            Source::Store(_) => None,
-        }
-    }
-
-    /// For the summary line.
-    pub fn describe(&self) -> String {
-        match self {
-            Source::Graph(g) => format!(
-                "{} reviews in the graph, {} overwritten",
-                g.num_reviews(),
-                g.num_overwritten()
-            ),
-            #[cfg(feature = "postgres")]
-            Source::Store(p) => format!(
-                "{} reviews in store dataset {}",
-                p.info().reviews,
-                p.info().name
-            ),
-        }
+/// The summary line's account of where the candidates came from.
+fn describe(source: &Candidates) -> String {
+    match source {
+        Candidates::Graph(g) => format!(
+            "{} reviews in the graph, {} overwritten",
+            g.num_reviews(),
+            g.num_overwritten()
+        ),
+        #[cfg(feature = "postgres")]
+        Candidates::Store(p) => format!(
+            "{} reviews in store dataset {}",
+            p.info().reviews,
+            p.info().name
+        ),
     }
 }
 
 /// The targets and the candidate source: the split file and its graph, or the store.
-fn open_source(args: &Args, recipe: Recipe) -> anyhow::Result<(Split, Source)> {
+fn open_source(args: &Args, recipe: Recipe) -> anyhow::Result<(Split, Candidates)> {
     if let Some(url) = &args.store {
         return open_store(url, &dataset_name(args), recipe);
     }
@@ -323,7 +287,7 @@ fn open_source(args: &Args, recipe: Recipe) -> anyhow::Result<(Split, Source)> {
     };
     let split = crate::args::load_split(path)?;
     let graph = recipe.graph(&split);
-    Ok((split, Source::Graph(Box::new(graph))))
+    Ok((split, Candidates::Graph(Box::new(graph))))
 }
 
 /// The dataset named by --dataset, or the --split file's stem.
@@ -359,13 +323,13 @@ pub fn rank_from_store<R: CandidateRanker>(
 }
 
 #[cfg(feature = "postgres")]
-fn open_store(url: &str, dataset: &str, recipe: Recipe) -> anyhow::Result<(Split, Source)> {
+fn open_store(url: &str, dataset: &str, recipe: Recipe) -> anyhow::Result<(Split, Candidates)> {
     let (targets, profiles) = crate::store_cmd::open_for_ranking(url, dataset, recipe)?;
-    Ok((targets, Source::Store(Box::new(profiles))))
+    Ok((targets, Candidates::Store(Box::new(profiles))))
 }
 
 #[cfg(not(feature = "postgres"))]
-fn open_store(_url: &str, _dataset: &str, _recipe: Recipe) -> anyhow::Result<(Split, Source)> {
+fn open_store(_url: &str, _dataset: &str, _recipe: Recipe) -> anyhow::Result<(Split, Candidates)> {
     Err(usage(
         "--store needs a pgraphrag built with PostgreSQL support: cargo build -p pgraphrag-cli --features postgres",
     ))
@@ -396,7 +360,7 @@ fn finish(
 fn rank_task(
     args: &Args,
     split: &Split,
-    source: &Source,
+    source: &Candidates,
     recipe: Recipe,
     task: Task,
     mut popts: ProfileOptions,

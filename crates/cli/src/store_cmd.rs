@@ -312,7 +312,15 @@ fn bench(a: BenchArgs) -> anyhow::Result<()> {
     let want = rank_all(&ranked, &graph, policy, a.task, ranker(), &bar)?;
     let t_mem = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let got = rank_all_from(&ranked, &store, policy, a.task, ranker(), &bar, 256)?;
+    let got = rank_all_from(
+        &ranked,
+        &store,
+        policy,
+        a.task,
+        ranker(),
+        &bar,
+        pgraphrag_eval::rank::FETCH_BATCH,
+    )?;
     let t_db = t.elapsed().as_secs_f64();
     let same = got == want;
     let n = ranked.users.len() as f64;

@@ -8,7 +8,7 @@
 //!
 //! | trait | one method | implemented in |
 //! |---|---|---|
-//! | [`Retriever`] | `rank(query, docs, k)` | `pgraphrag-retrieval` (BM25, dense, random, none) |
+//! | [`Retriever`] | `scores(query, docs)` (+ provided `rank`, `tie_order`) | `pgraphrag-retrieval` (BM25, dense, random, none) |
 //! | [`Encoder`] | `encode(texts)` (+ provided `dim()`) | `pgraphrag-retrieval` (BERT mean pooling on candle) |
 //! | [`Generator`] | `generate(prompt, params)` | `pgraphrag-llm` (GGUF on candle, OpenAI-compatible HTTP) |
 //! | [`Metric`] | `score(prediction, reference)` | `pgraphrag-metrics` (ROUGE, METEOR, BLEU) |
@@ -18,20 +18,18 @@
 //! against this small, stable crate without pulling in candle.
 //!
 //! ```
-//! use pgraphrag_core::{Retriever, Scored, Result};
+//! use pgraphrag_core::{Result, Retriever, Scored};
 //!
-//! /// Ranks documents by length, longest first: a toy retriever in five lines.
+//! /// Scores documents by length: a toy retriever in five lines; `rank` comes with the trait.
 //! struct Longest;
 //! impl Retriever for Longest {
-//!     fn rank(&self, _query: &str, docs: &[&str], k: Option<usize>) -> Result<Vec<Scored<usize>>> {
-//!         let mut out: Vec<_> = docs.iter().enumerate().map(|(i, d)| Scored::new(i, d.len() as f64)).collect();
-//!         pgraphrag_core::sort_desc(&mut out);
-//!         out.truncate(k.unwrap_or(out.len()));
-//!         Ok(out)
+//!     fn scores(&self, _query: &str, docs: &[&str]) -> Result<Vec<f64>> {
+//!         Ok(docs.iter().map(|d| d.len() as f64).collect())
 //!     }
 //! }
 //! let top = Longest.rank("q", &["a", "abc", "ab"], Some(2)).unwrap();
 //! assert_eq!(top.iter().map(|s| s.item).collect::<Vec<_>>(), vec![1, 2]);
+//! assert_eq!(top[0], Scored::new(1, 3.0));
 //! ```
 #![deny(missing_docs)]
 
@@ -56,14 +54,48 @@ pub use types::{
 };
 pub use vocab::{Language, RATING_SCALE, Task, UnknownName};
 
-/// Ranks candidate documents for a query.
+/// Scores and ranks candidate documents for a query.
 ///
 /// `docs` are the candidate texts (for PGraphRAG, `"{title} {text}"` of each review in a
-/// user's profile); the result holds indices into `docs` with their scores, best first,
-/// at most `k` of them (`None` = all). Implementations must return finite scores only.
+/// user's profile). Only [`Retriever::scores`] is required; [`Retriever::rank`] is provided:
+/// the best `k` of the scores ([`top_k`]), equal scores ordered by the provided hook
+/// [`Retriever::tie_order`], as tantivy's `Weight` provides the search over a `Scorer`.
+///
+/// ```
+/// use pgraphrag_core::{Result, Retriever, TieOrder};
+/// /// Scores a document 1 when it contains the query, else 0; ties as numpy ranks them.
+/// struct Contains;
+/// impl Retriever for Contains {
+///     fn scores(&self, query: &str, docs: &[&str]) -> Result<Vec<f64>> {
+///         Ok(docs.iter().map(|d| f64::from(u8::from(d.contains(query)))).collect())
+///     }
+///     fn tie_order(&self) -> TieOrder {
+///         TieOrder::NumpyReversedArgsort
+///     }
+/// }
+/// let top = Contains.rank("tea", &["tea", "coffee", "green tea", "milk"], None).unwrap();
+/// // Among equal scores the later document comes first.
+/// assert_eq!(top.iter().map(|s| s.item).collect::<Vec<_>>(), vec![2, 0, 3, 1]);
+/// ```
 pub trait Retriever {
-    /// Scores `docs` against `query` and returns the best `k` (all when `k` is `None`).
-    fn rank(&self, query: &str, docs: &[&str], k: Option<usize>) -> Result<Vec<Scored<usize>>>;
+    /// The score of each document of `docs` against `query`, in input order; higher is
+    /// better. One finite score per document, or none at all from a retriever that retrieves
+    /// nothing (then [`Retriever::rank`] returns nothing).
+    fn scores(&self, query: &str, docs: &[&str]) -> Result<Vec<f64>>;
+
+    /// How [`Retriever::rank`] orders documents with equal scores. The default:
+    /// [`TieOrder::InputOrder`] (the earlier document first).
+    fn tie_order(&self) -> TieOrder {
+        TieOrder::InputOrder
+    }
+
+    /// The best `k` documents (all when `k` is `None`) as indices into `docs` with their
+    /// scores, best first: [`top_k`] of [`Retriever::scores`] under [`Retriever::tie_order`].
+    /// An implementation may override it only with a faster way to the same result (same
+    /// indices, scores and order), tested against this one.
+    fn rank(&self, query: &str, docs: &[&str], k: Option<usize>) -> Result<Vec<Scored<usize>>> {
+        Ok(top_k(&self.scores(query, docs)?, k, self.tie_order()))
+    }
 }
 
 /// Turns texts into dense vectors (one row per text).
@@ -188,16 +220,23 @@ pub trait Metric {
     fn score(&self, prediction: &str, reference: &str) -> Vec<(&'static str, f64)>;
 }
 
-impl<T: Retriever + ?Sized> Retriever for &T {
-    fn rank(&self, query: &str, docs: &[&str], k: Option<usize>) -> Result<Vec<Scored<usize>>> {
-        (**self).rank(query, docs, k)
-    }
+/// Forwards every method (an override of `rank` included) to the pointee.
+macro_rules! forward_retriever {
+    ($($ptr:ty),*) => {$(
+        impl<T: Retriever + ?Sized> Retriever for $ptr {
+            fn scores(&self, query: &str, docs: &[&str]) -> Result<Vec<f64>> {
+                (**self).scores(query, docs)
+            }
+            fn tie_order(&self) -> TieOrder {
+                (**self).tie_order()
+            }
+            fn rank(&self, query: &str, docs: &[&str], k: Option<usize>) -> Result<Vec<Scored<usize>>> {
+                (**self).rank(query, docs, k)
+            }
+        }
+    )*};
 }
-impl<T: Retriever + ?Sized> Retriever for Box<T> {
-    fn rank(&self, query: &str, docs: &[&str], k: Option<usize>) -> Result<Vec<Scored<usize>>> {
-        (**self).rank(query, docs, k)
-    }
-}
+forward_retriever!(&T, Box<T>);
 impl<T: Encoder + ?Sized> Encoder for &T {
     fn encode(&self, texts: &[&str]) -> Result<Embeddings> {
         (**self).encode(texts)

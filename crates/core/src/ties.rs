@@ -251,7 +251,7 @@ fn linear_top_k(scores: &[f64], k: usize) -> Vec<Scored<usize>> {
 }
 
 /// The best `k` (all when `None`) of `scores` as [`Scored`] indices, ties ordered by `ties`:
-/// the tail of every [`crate::Retriever`] implementation of the workspace.
+/// what [`crate::Retriever::rank`] returns for [`crate::Retriever::scores`].
 /// [`TieOrder::InputOrder`] is a stable descending sort (NaN last), as [`crate::sort_desc`].
 ///
 /// ```

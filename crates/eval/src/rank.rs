@@ -1,10 +1,12 @@
 //! Ranking a whole split into ranked profiles (what `pgraphrag rank` and `pgraphrag bench`
 //! write as `RANKING-*.json`, through `pgraphrag_data::RankingRecord::from_profile`).
 
+use std::ops::Range;
+
 use pgraphrag_core::progress::Progress;
 use pgraphrag_core::{Entry, RankedProfile};
 use pgraphrag_data::{IdPolicy, Split, SplitUser};
-use pgraphrag_graph::{ProfileRequest, ProfileSource, Scope, UserDirectory, UserItemGraph};
+use pgraphrag_graph::{ItemId, ProfileRequest, ProfileSource, Scope, UserDirectory, UserItemGraph};
 use pgraphrag_retrieval::profile::{CandidateRanker, ProfileRanker, Task};
 
 use crate::{Error, Result};
@@ -38,29 +40,9 @@ pub fn rank_all<R: CandidateRanker>(
     mut ranker: ProfileRanker<R>,
     progress: &dyn Progress,
 ) -> Result<Vec<RankedProfile>> {
-    progress.start(split.users.len() as u64, "users");
-    let out = rank_records(split, graph, policy, task, &mut ranker, progress);
-    progress.finish();
-    out
-}
-
-fn rank_records<R: CandidateRanker>(
-    split: &Split,
-    graph: &UserItemGraph,
-    policy: IdPolicy,
-    task: Task,
-    ranker: &mut ProfileRanker<R>,
-    progress: &dyn Progress,
-) -> Result<Vec<RankedProfile>> {
-    rank_users(
-        split,
-        graph,
-        policy,
-        task,
-        ranker,
-        0..split.users.len(),
-        progress,
-    )
+    whole(split, progress, |users| {
+        rank_users(split, graph, policy, task, &mut ranker, users, progress)
+    })
 }
 
 /// [`rank_all`] for the users `users` of `split` (indices in file order), with a ranker the
@@ -91,32 +73,94 @@ pub fn rank_users<R: CandidateRanker>(
     policy: IdPolicy,
     task: Task,
     ranker: &mut ProfileRanker<R>,
-    users: std::ops::Range<usize>,
+    users: Range<usize>,
     progress: &dyn Progress,
 ) -> Result<Vec<RankedProfile>> {
+    // One user at a time: the ranker reads the graph in place (its token cache by slot).
+    rank_range(split, policy, task, users, 1, progress, |chunk, emit| {
+        for (j, user) in chunk.users.iter().enumerate() {
+            let p = ranker
+                .rank(graph, &user.id, &chunk.items[j], &chunk.queries[j])
+                .map_err(|e| ranking_error(chunk.first + j, user, e))?;
+            emit(j, p);
+        }
+        Ok(())
+    })
+}
+
+/// The whole of `split` ranked by `rank` (given every user's range), reported to `progress`
+/// as one run over its users.
+fn whole(
+    split: &Split,
+    progress: &dyn Progress,
+    rank: impl FnOnce(Range<usize>) -> Result<Vec<RankedProfile>>,
+) -> Result<Vec<RankedProfile>> {
+    progress.start(split.users.len() as u64, "users");
+    let out = rank(0..split.users.len());
+    progress.finish();
+    out
+}
+
+/// One chunk of targets of [`rank_range`]: the record index of the first, the users, and
+/// their target items and queries.
+struct Chunk<'a> {
+    first: usize,
+    users: &'a [SplitUser],
+    items: Vec<ItemId>,
+    queries: Vec<String>,
+}
+
+/// The one ranking loop of this module: the users `users` of `split` (cut to the split),
+/// `batch` at a time. Each chunk's targets are checked (a user without a review is an
+/// [`Error::EmptyProfile`]), then `rank_chunk` ranks it, handing each profile to `emit`
+/// with its index in the chunk; the profile gets its target and one advance of `progress`.
+fn rank_range(
+    split: &Split,
+    policy: IdPolicy,
+    task: Task,
+    users: Range<usize>,
+    batch: usize,
+    progress: &dyn Progress,
+    mut rank_chunk: impl FnMut(&Chunk<'_>, &mut dyn FnMut(usize, RankedProfile)) -> Result<()>,
+) -> Result<Vec<RankedProfile>> {
     let end = users.end.min(split.users.len());
-    let start = users.start.min(end);
-    let mut out = Vec::with_capacity(end - start);
-    for (i, user) in split.users.iter().enumerate().take(end).skip(start) {
-        let Some(target) = user.target() else {
-            return Err(Error::EmptyProfile {
-                record: i,
-                user_id: user.id.clone(),
-            });
+    let mut first = users.start.min(end);
+    let mut out = Vec::with_capacity(end - first);
+    for users in split.users[first..end].chunks(batch.max(1)) {
+        let mut items = Vec::with_capacity(users.len());
+        let mut queries = Vec::with_capacity(users.len());
+        for (j, user) in users.iter().enumerate() {
+            let Some(target) = user.target() else {
+                return Err(Error::EmptyProfile {
+                    record: first + j,
+                    user_id: user.id.clone(),
+                });
+            };
+            items.push(policy.apply(&target.pid));
+            queries.push(task.query(target.title.as_deref(), target.text.as_deref()));
+        }
+        let chunk = Chunk {
+            first,
+            users,
+            items,
+            queries,
         };
-        let item = policy.apply(&target.pid);
-        let query = task.query(target.title.as_deref(), target.text.as_deref());
-        let p = ranker
-            .rank(graph, &user.id, &item, &query)
-            .map_err(|source| Error::Ranking {
-                record: i,
-                user_id: user.id.clone(),
-                source: Box::new(source),
-            })?;
-        out.push(with_target(p, user));
-        progress.advance(1);
+        rank_chunk(&chunk, &mut |j, p| {
+            out.push(with_target(p, &users[j]));
+            progress.advance(1);
+        })?;
+        first += users.len();
     }
     Ok(out)
+}
+
+/// Ranking record `record` (of `user`) failed.
+fn ranking_error(record: usize, user: &SplitUser, source: pgraphrag_retrieval::Error) -> Error {
+    Error::Ranking {
+        record,
+        user_id: user.id.clone(),
+        source: Box::new(source),
+    }
 }
 
 /// Advances `ranker`'s random-review stream past the users `users` of `split` (the draws
@@ -150,7 +194,7 @@ pub fn skip_users<D, R>(
     directory: &D,
     policy: IdPolicy,
     ranker: &mut ProfileRanker<R>,
-    users: std::ops::Range<usize>,
+    users: Range<usize>,
 ) -> Result<()>
 where
     D: UserDirectory + ?Sized,
@@ -226,19 +270,18 @@ where
     S: ProfileSource + UserDirectory + ?Sized,
     R: CandidateRanker,
 {
-    progress.start(split.users.len() as u64, "users");
-    let out = rank_users_from(
-        split,
-        source,
-        policy,
-        task,
-        &mut ranker,
-        0..split.users.len(),
-        progress,
-        batch,
-    )?;
-    progress.finish();
-    Ok(out)
+    whole(split, progress, |users| {
+        rank_users_from(
+            split,
+            source,
+            policy,
+            task,
+            &mut ranker,
+            users,
+            progress,
+            batch,
+        )
+    })
 }
 
 /// [`rank_users`] over any profile source: the users `users` of `split` (a range of its
@@ -268,7 +311,7 @@ pub fn rank_users_from<S, R>(
     policy: IdPolicy,
     task: Task,
     ranker: &mut ProfileRanker<R>,
-    users: std::ops::Range<usize>,
+    users: Range<usize>,
     progress: &dyn Progress,
     batch: usize,
 ) -> Result<Vec<RankedProfile>>
@@ -276,70 +319,137 @@ where
     S: ProfileSource + UserDirectory + ?Sized,
     R: CandidateRanker,
 {
-    let end = users.end.min(split.users.len());
-    let mut start = users.start.min(end);
-    let mut out = Vec::with_capacity(end - start);
-    for chunk in split.users[start..end].chunks(batch.max(1)) {
-        let mut items = Vec::with_capacity(chunk.len());
-        for (j, user) in chunk.iter().enumerate() {
-            let Some(target) = user.target() else {
-                return Err(Error::EmptyProfile {
-                    record: start + j,
-                    user_id: user.id.clone(),
-                });
-            };
-            items.push(policy.apply(&target.pid));
-        }
-        let requests: Vec<ProfileRequest<'_>> = chunk
-            .iter()
-            .zip(&items)
-            .flat_map(|(u, item)| {
-                [Scope::User, Scope::Neighbor].map(|scope| ProfileRequest {
-                    user: &u.id,
-                    item,
-                    scope,
+    rank_range(
+        split,
+        policy,
+        task,
+        users,
+        batch,
+        progress,
+        |chunk, emit| {
+            let requests: Vec<ProfileRequest<'_>> = chunk
+                .users
+                .iter()
+                .zip(&chunk.items)
+                .flat_map(|(u, item)| {
+                    [Scope::User, Scope::Neighbor].map(|scope| ProfileRequest {
+                        user: &u.id,
+                        item,
+                        scope,
+                    })
                 })
-            })
-            .collect();
-        let fetched = source.profiles(&requests).map_err(|e| Error::Ranking {
-            record: start,
-            user_id: chunk[0].id.clone(),
-            source: Box::new(pgraphrag_retrieval::Error::Profile {
-                side: "user and neighbour",
-                user: chunk[0].id.clone(),
-                item: items[0].to_string(),
-                source: pgraphrag_core::Error::backend(e),
-            }),
-        })?;
-        let mut fetched = fetched.into_iter();
-        for (j, (user, item)) in chunk.iter().zip(&items).enumerate() {
-            let (Some(mine), Some(theirs)) = (fetched.next(), fetched.next()) else {
-                return Err(Error::Ranking {
-                    record: start + j,
-                    user_id: user.id.clone(),
-                    source: Box::new(pgraphrag_retrieval::Error::InvalidInput(format!(
+                .collect();
+            let first_user = &chunk.users[0];
+            let fetched = source.profiles(&requests).map_err(|e| {
+                let err = pgraphrag_retrieval::Error::Profile {
+                    side: "user and neighbour",
+                    user: first_user.id.clone(),
+                    item: chunk.items[0].to_string(),
+                    source: pgraphrag_core::Error::backend(e),
+                };
+                ranking_error(chunk.first, first_user, err)
+            })?;
+            let mut fetched = fetched.into_iter();
+            for (j, user) in chunk.users.iter().enumerate() {
+                let (Some(mine), Some(theirs)) = (fetched.next(), fetched.next()) else {
+                    let short = format!(
                         "the profile source returned fewer profiles than the {} requested",
                         requests.len()
-                    ))),
-                });
-            };
-            let target = user
-                .target()
-                .map(|t| task.query(t.title.as_deref(), t.text.as_deref()));
-            let query = target.unwrap_or_default();
-            let p = ranker
-                .rank_fetched(source, &user.id, item, &query, mine, theirs)
-                .map_err(|source| Error::Ranking {
-                    record: start + j,
-                    user_id: user.id.clone(),
-                    source: Box::new(source),
-                })?;
-            out.push(with_target(p, user));
-            progress.advance(1);
+                    );
+                    let err = pgraphrag_retrieval::Error::InvalidInput(short);
+                    return Err(ranking_error(chunk.first + j, user, err));
+                };
+                let (item, query) = (&chunk.items[j], &chunk.queries[j]);
+                let p = ranker
+                    .rank_fetched(source, &user.id, item, query, mine, theirs)
+                    .map_err(|e| ranking_error(chunk.first + j, user, e))?;
+                emit(j, p);
+            }
+            Ok(())
+        },
+    )
+}
+
+/// How many users' candidate lists [`Candidates`] fetches at a time from the store.
+pub const FETCH_BATCH: usize = 256;
+
+/// Where a ranking run reads the candidate lists from: the split's in-memory graph
+/// ([`rank_users`]) or a dataset of the PostgreSQL profile store ([`rank_users_from`],
+/// [`FETCH_BATCH`] users at a time). Both give the same ranked profiles, byte for byte once
+/// written.
+///
+/// ```
+/// use pgraphrag_core::NoProgress;
+/// use pgraphrag_eval::{rank::Candidates, recipe::Recipe};
+/// use pgraphrag_retrieval::profile::{ProfileRanker, Task};
+/// let split = pgraphrag_data::parse_split(br#"[
+///   {"id": "u1", "profile": [{"title": "soap", "text": "a", "rating": 5, "pid": "p1"}]},
+///   {"id": "u2", "profile": [{"title": "soap", "text": "c", "rating": 2, "pid": "p1"}]}]"#, "x.json").unwrap();
+/// let r = Recipe::ReleasedCode;
+/// let source = Candidates::Graph(Box::new(r.graph(&split)));
+/// let ranker = ProfileRanker::new(r.bm25(), r.profile_options());
+/// let recs = source.rank_all(&split, r.id_policy(), Task::Text, ranker, &NoProgress).unwrap();
+/// assert_eq!(recs[1].neighbors[0].entry.text.as_deref(), Some("a"));
+/// assert!(source.graph().is_some());
+/// ```
+pub enum Candidates {
+    /// The graph of the split, in memory.
+    Graph(Box<UserItemGraph>),
+    /// A dataset of the PostgreSQL profile store.
+    #[cfg(feature = "postgres")]
+    Store(Box<pgraphrag_store::postgres::PgProfiles>),
+}
+
+impl Candidates {
+    /// [`rank_users`] on the graph, [`rank_users_from`] on the store.
+    pub fn rank_users<R: CandidateRanker>(
+        &self,
+        split: &Split,
+        policy: IdPolicy,
+        task: Task,
+        ranker: &mut ProfileRanker<R>,
+        users: Range<usize>,
+        progress: &dyn Progress,
+    ) -> Result<Vec<RankedProfile>> {
+        match self {
+            Candidates::Graph(g) => rank_users(split, g, policy, task, ranker, users, progress),
+            #[cfg(feature = "postgres")]
+            Candidates::Store(p) => rank_users_from(
+                split,
+                &**p,
+                policy,
+                task,
+                ranker,
+                users,
+                progress,
+                FETCH_BATCH,
+            ),
         }
-        start += chunk.len();
     }
-    Ok(out)
+
+    /// Every user of `split` (the targets) ranked with `ranker`: [`rank_all`] on the graph,
+    /// [`rank_all_from`] on the store.
+    pub fn rank_all<R: CandidateRanker>(
+        &self,
+        split: &Split,
+        policy: IdPolicy,
+        task: Task,
+        mut ranker: ProfileRanker<R>,
+        progress: &dyn Progress,
+    ) -> Result<Vec<RankedProfile>> {
+        whole(split, progress, |users| {
+            self.rank_users(split, policy, task, &mut ranker, users, progress)
+        })
+    }
+
+    /// The in-memory graph, if that is the source.
+    pub fn graph(&self) -> Option<&UserItemGraph> {
+        match self {
+            Candidates::Graph(g) => Some(g),
+            #[cfg(feature = "postgres")]
+            Candidates::Store(_) => None,
+        }
+    }
 }
 
 /// `RANKING-{stem}_{task}_{ranker}.json`, the released notebook's ranking file name, e.g.
@@ -372,6 +482,70 @@ impl RankingSummary {
             users: profiles.len(),
             mean_user: profiles.iter().map(|p| p.user.len()).sum::<usize>() as f64 / n,
             mean_neighbors: profiles.iter().map(|p| p.neighbors.len()).sum::<usize>() as f64 / n,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Recipe;
+    use pgraphrag_core::NoProgress;
+
+    fn split() -> Split {
+        pgraphrag_data::parse_split(
+            br#"[
+  {"id": "u1", "profile": [{"title": "soap", "text": "a", "rating": 5, "pid": "p1"},
+                           {"title": "old soap", "text": "b", "rating": 4, "pid": "p2"}]},
+  {"id": "u2", "profile": [{"title": "soap bar", "text": "c", "rating": 2, "pid": "p1"}]},
+  {"id": "u3", "profile": [{"title": "shampoo", "text": "d", "rating": 3, "pid": "p2"},
+                           {"title": "soap", "text": "e", "rating": 1, "pid": "p1"}]},
+  {"id": "u4", "profile": [{"title": "towel", "text": "f", "rating": 5, "pid": "p2"}]},
+  {"id": "u5", "profile": [{"title": "soap", "text": "g", "rating": 4, "pid": "p1"}]}]"#,
+            "x.json",
+        )
+        .unwrap()
+    }
+
+    /// The graph path and the fetching path, in any batch size and over any sub-range, give
+    /// the same profiles and fail on the same record.
+    #[test]
+    fn graph_and_fetched_paths_agree_in_every_batch_size() {
+        let r = Recipe::ReleasedCode;
+        let split = split();
+        let graph = r.graph(&split);
+        let ranker = || ProfileRanker::new(r.bm25(), r.profile_options());
+        let (policy, task) = (r.id_policy(), Task::Text);
+        let all = rank_all(&split, &graph, policy, task, ranker(), &NoProgress).unwrap();
+        assert_eq!(all.len(), 5);
+        for batch in 1..=6 {
+            let from = rank_all_from(&split, &graph, policy, task, ranker(), &NoProgress, batch);
+            assert_eq!(from.unwrap(), all, "batch {batch}");
+            let mut tail = ranker();
+            skip_users(&split, &graph, policy, &mut tail, 0..2).unwrap();
+            let part = rank_users_from(
+                &split,
+                &graph,
+                policy,
+                task,
+                &mut tail,
+                2..9,
+                &NoProgress,
+                batch,
+            );
+            assert_eq!(part.unwrap(), all[2..], "batch {batch}");
+        }
+        let mut broken = split.clone();
+        broken.users[3].profile.clear();
+        let want = |e: Error| match e {
+            Error::EmptyProfile { record, user_id } => (record, user_id),
+            other => panic!("{other}"),
+        };
+        let e = rank_all(&broken, &graph, policy, task, ranker(), &NoProgress).unwrap_err();
+        assert_eq!(want(e), (3, "u4".to_string()));
+        for batch in 1..=6 {
+            let e = rank_all_from(&broken, &graph, policy, task, ranker(), &NoProgress, batch);
+            assert_eq!(want(e.unwrap_err()), (3, "u4".to_string()), "batch {batch}");
         }
     }
 }

@@ -13,7 +13,7 @@ use pgraphrag_prompt::extract::ExtractOptions;
 use pgraphrag_retrieval::profile::{
     CachedBm25, DuplicateTexts, EmptyDocs, ProfileOptions, SingleNeighbor,
 };
-use pgraphrag_retrieval::sparse::TieOrder;
+use pgraphrag_retrieval::sparse::{Bm25Builder, TieOrder};
 
 /// Which semantics a run follows.
 ///

@@ -29,6 +29,7 @@ use pgraphrag_graph::{GraphOptions, Scope, UserItemGraph};
 use pgraphrag_retrieval::live::workload::{SplitMix64 as Rng, Workload, percentile};
 use pgraphrag_retrieval::live::{ContextRequest, Document, ProfileIndex};
 use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker, RandomReview};
+use pgraphrag_retrieval::sparse::Bm25Builder;
 
 struct Args {
     data: std::path::PathBuf,

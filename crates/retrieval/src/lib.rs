@@ -35,7 +35,8 @@ pub mod sparse;
 pub mod token_graph;
 
 pub use sparse::{
-    Bm25Lucene, Bm25Okapi, Bm25Params, Bm25Retriever, NoRetriever, RandomRetriever, TieOrder,
+    Bm25Builder, Bm25Lucene, Bm25Okapi, Bm25Params, Bm25Retriever, NoRetriever, RandomRetriever,
+    TieOrder,
 };
 
 /// The README's examples, run as doctests.

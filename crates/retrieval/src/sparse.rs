@@ -9,6 +9,8 @@
 //! * [`Bm25Lucene`]: Lucene-weighted BM25 (`ln(1 + (N - n + 0.5) / (n + 0.5))`, k1 = 1.2) through
 //!   the `bm25` crate.
 //! * [`RandomRetriever`] (seeded, platform-independent) and [`NoRetriever`] (returns nothing).
+//! * [`Bm25Builder`]: `with_params` and `with_tie_order` of every BM25 ranker, over its
+//!   [`Bm25Settings`].
 //! * [`formula`]: rank_bm25's idf, epsilon floor and term-frequency part, the one
 //!   implementation every BM25Okapi path (including [`crate::token_graph`]) calls.
 //! * [`Tokenizer`] with [`PgraphragTokenizer`] (`nltk.word_tokenize(text.lower())`) and
@@ -37,6 +39,7 @@ pub(crate) mod list_fit;
 mod lucene;
 mod okapi;
 mod retriever;
+mod settings;
 mod tokenize;
 
 pub use baseline::{NoRetriever, RandomRetriever};
@@ -45,4 +48,5 @@ pub use okapi::{Bm25Okapi, Bm25Params};
 /// The tie orders and top-k of `pgraphrag-core`, re-exported where the BM25 retrievers use them.
 pub use pgraphrag_core::{TieOrder, numpy_argsort, rank_order, top_k};
 pub use retriever::Bm25Retriever;
+pub use settings::{Bm25Builder, Bm25Settings, LuceneParams};
 pub use tokenize::{PgraphragTokenizer, PythonSplit, Tokenizer, python_split};

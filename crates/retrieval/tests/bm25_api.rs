@@ -3,8 +3,8 @@
 use pgraphrag_core::Retriever;
 use pgraphrag_retrieval::Error;
 use pgraphrag_retrieval::sparse::{
-    Bm25Lucene, Bm25Okapi, Bm25Params, Bm25Retriever, NoRetriever, PythonSplit, RandomRetriever,
-    TieOrder, Tokenizer, python_split,
+    Bm25Builder, Bm25Lucene, Bm25Okapi, Bm25Params, Bm25Retriever, NoRetriever, PythonSplit,
+    RandomRetriever, TieOrder, Tokenizer, python_split,
 };
 
 #[test]

@@ -2,8 +2,8 @@
 
 use pgraphrag_core::Retriever;
 use pgraphrag_retrieval::sparse::{
-    Bm25Lucene, Bm25Okapi, Bm25Params, Bm25Retriever, NoRetriever, PythonSplit, RandomRetriever,
-    TieOrder, numpy_argsort,
+    Bm25Builder, Bm25Lucene, Bm25Okapi, Bm25Params, Bm25Retriever, NoRetriever, PythonSplit,
+    RandomRetriever, TieOrder, numpy_argsort,
 };
 use proptest::prelude::*;
 

@@ -2,46 +2,41 @@
 //! for the inner retrievers (no model needed).
 #![cfg(feature = "dense")]
 
-use pgraphrag_core::{Retriever, Scored};
+use pgraphrag_core::{Retriever, Scored, TieOrder};
 use pgraphrag_retrieval::dense::{Rrf, SnippetRanker};
 
 /// Scores a text by the number of times it contains the query word.
 struct Count;
 impl Retriever for Count {
+    fn scores(&self, q: &str, docs: &[&str]) -> pgraphrag_core::Result<Vec<f64>> {
+        Ok(docs.iter().map(|d| d.matches(q).count() as f64).collect())
+    }
+}
+
+/// Retrieves only the listed documents, in the listed order (best first): the one listed
+/// `r`-th scores `100 - r`, an unlisted one `-inf` and is left out of the ranking.
+struct Fixed(Vec<usize>);
+impl Retriever for Fixed {
+    fn scores(&self, _q: &str, docs: &[&str]) -> pgraphrag_core::Result<Vec<f64>> {
+        let mut s = vec![f64::NEG_INFINITY; docs.len()];
+        let listed = self.0.iter().filter(|i| **i < docs.len());
+        for (r, &i) in listed.enumerate() {
+            s[i] = 100.0 - r as f64;
+        }
+        Ok(s)
+    }
+
+    /// The provided ranking without the unlisted documents: a ranking that leaves documents
+    /// out, which the consumers (`Rrf`, `SnippetRanker`) must bear.
     fn rank(
         &self,
         q: &str,
         docs: &[&str],
         k: Option<usize>,
     ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
-        Ok(pgraphrag_core::top_k(
-            &docs
-                .iter()
-                .map(|d| d.matches(q).count() as f64)
-                .collect::<Vec<_>>(),
-            k,
-            pgraphrag_core::TieOrder::InputOrder,
-        ))
-    }
-}
-
-/// Returns a fixed order (best first).
-struct Fixed(Vec<usize>);
-impl Retriever for Fixed {
-    fn rank(
-        &self,
-        _q: &str,
-        docs: &[&str],
-        k: Option<usize>,
-    ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
-        let v: Vec<_> = self
-            .0
-            .iter()
-            .filter(|i| **i < docs.len())
-            .enumerate()
-            .map(|(r, &i)| Scored::new(i, 100.0 - r as f64))
-            .collect();
-        Ok(v.into_iter().take(k.unwrap_or(usize::MAX)).collect())
+        let all = pgraphrag_core::top_k(&self.scores(q, docs)?, None, TieOrder::InputOrder);
+        let listed = all.into_iter().filter(|s| s.score.is_finite());
+        Ok(listed.take(k.unwrap_or(usize::MAX)).collect())
     }
 }
 

@@ -13,6 +13,7 @@ use pgraphrag_retrieval::live::{
     Context, ContextRequest, Document, IndexOptions, ProfileIndex, RetrieverKind,
 };
 use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker, RandomReview};
+use pgraphrag_retrieval::sparse::Bm25Builder;
 use proptest::prelude::*;
 
 const WORDS: [&str; 9] = [

@@ -9,7 +9,7 @@ use pgraphrag_graph::{Duplicates, GraphOptions, ItemId, UserItemGraph};
 use pgraphrag_retrieval::profile::{
     CachedBm25, ProfileOptions, ProfileRanker, SingleNeighbor, Task, WithRetriever,
 };
-use pgraphrag_retrieval::sparse::{Bm25Retriever, TieOrder};
+use pgraphrag_retrieval::sparse::{Bm25Builder, Bm25Retriever, TieOrder};
 
 struct Rng(u64);
 impl Rng {

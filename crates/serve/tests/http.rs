@@ -421,6 +421,7 @@ fn streamed_split_matches_the_batch_ranker() {
     use pgraphrag_core::{DocText, Task, TieOrder};
     use pgraphrag_data::{IdPolicy, load_split};
     use pgraphrag_graph::GraphOptions;
+    use pgraphrag_retrieval::Bm25Builder;
     use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker, RandomReview};
 
     let path = data_dir().join("pgraphrag/amazon_dev.json");

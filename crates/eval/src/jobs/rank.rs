@@ -4,13 +4,12 @@ use std::path::{Path, PathBuf};
 
 use pgraphrag_core::{NoProgress, Task};
 use pgraphrag_data::{RankingRecord, Split, write_rankings};
-use pgraphrag_graph::UserItemGraph;
 use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker, RandomReview};
 use serde::{Deserialize, Serialize};
 
 use super::{Error, Result, ResultSink, UnitMessage};
 use crate::Recipe;
-use crate::rank::rank_users;
+use crate::rank::Candidates;
 
 /// What a ranking job ranks: the options of `pgraphrag rank --retriever bm25`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,22 +98,13 @@ impl RankSpec {
     }
 }
 
-/// Where a job's profiles come from.
-enum Profiles {
-    /// The split's graph, built in memory.
-    Graph(Box<UserItemGraph>),
-    /// A dataset of the PostgreSQL profile store.
-    #[cfg(feature = "postgres")]
-    Store(Box<pgraphrag_store::postgres::PgProfiles>),
-}
-
 /// A job's targets and profiles, as loaded.
 struct Loaded {
     /// The file, or the store's URL and dataset.
     key: String,
     clean: bool,
     split: Split,
-    profiles: Profiles,
+    profiles: Candidates,
 }
 
 /// A job's ranker and the user its random stream has reached.
@@ -149,13 +139,13 @@ fn load(spec: &RankSpec) -> Result<Loaded> {
                     reason: pgraphrag_core::error_chain(&e),
                 })?;
             let graph = spec.recipe().graph(&split);
-            (split, Profiles::Graph(Box::new(graph)))
+            (split, Candidates::Graph(Box::new(graph)))
         }
         #[cfg(feature = "postgres")]
         Some(p) => {
             let (split, store) = crate::store::open_for_ranking(&p.url, &p.dataset, spec.recipe())
                 .map_err(Error::Profiles)?;
-            (split, Profiles::Store(Box::new(store)))
+            (split, Candidates::Store(Box::new(store)))
         }
         #[cfg(not(feature = "postgres"))]
         Some(p) => {
@@ -235,29 +225,17 @@ impl RankCache {
             skip_users(loaded, policy, &mut p.ranker, p.next..msg.start).map_err(work)?;
         }
         let range = msg.start..msg.end;
-        let profiles = match &loaded.profiles {
-            Profiles::Graph(graph) => rank_users(
+        let profiles = loaded
+            .profiles
+            .rank_users(
                 &loaded.split,
-                graph,
                 policy,
                 spec.task,
                 &mut p.ranker,
                 range,
                 &NoProgress,
-            ),
-            #[cfg(feature = "postgres")]
-            Profiles::Store(store) => crate::rank::rank_users_from(
-                &loaded.split,
-                store.as_ref(),
-                policy,
-                spec.task,
-                &mut p.ranker,
-                range,
-                &NoProgress,
-                256,
-            ),
-        }
-        .map_err(work)?;
+            )
+            .map_err(work)?;
         p.next = msg.end;
         profiles
             .into_iter()
@@ -280,9 +258,9 @@ fn skip_users(
     users: std::ops::Range<usize>,
 ) -> crate::Result<()> {
     match &loaded.profiles {
-        Profiles::Graph(g) => crate::skip_users(&loaded.split, g.as_ref(), policy, ranker, users),
+        Candidates::Graph(g) => crate::skip_users(&loaded.split, g.as_ref(), policy, ranker, users),
         #[cfg(feature = "postgres")]
-        Profiles::Store(s) => crate::skip_users(&loaded.split, s.as_ref(), policy, ranker, users),
+        Candidates::Store(s) => crate::skip_users(&loaded.split, s.as_ref(), policy, ranker, users),
     }
 }
 

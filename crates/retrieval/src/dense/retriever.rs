@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
+use pgraphrag_core::Encoder;
 use pgraphrag_core::progress::Progress;
-use pgraphrag_core::{Encoder, Scored, TieOrder};
 
 use super::cache::{EmbeddingCache, encode_cached, encode_err, text_key};
 use super::encoder::{BertEncoder, DenseDevice, EncoderBackend, EncoderOptions, Pooling};
@@ -500,26 +500,19 @@ impl<E: Encoder> DenseRetriever<E> {
     }
 }
 
-/// Checks that every score is finite, then keeps the best `k`, best first, ties in input
-/// order ([`pgraphrag_core::top_k`] with [`TieOrder::InputOrder`]).
-pub(crate) fn finite_top_k(
-    scores: Vec<f64>,
-    k: Option<usize>,
-) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
+/// `scores` when every one is finite (what [`pgraphrag_core::Retriever::scores`] promises).
+pub(crate) fn finite(scores: Vec<f64>) -> pgraphrag_core::Result<Vec<f64>> {
     if let Some(i) = scores.iter().position(|s| !s.is_finite()) {
         return Err(Error::Compute(format!("document {i} got a non-finite score")).into());
     }
-    Ok(pgraphrag_core::top_k(&scores, k, TieOrder::InputOrder))
+    Ok(scores)
 }
 
+/// Ranks with ties in input order (the trait's default).
 impl<E: Encoder> pgraphrag_core::Retriever for DenseRetriever<E> {
-    fn rank(
-        &self,
-        query: &str,
-        docs: &[&str],
-        k: Option<usize>,
-    ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
-        finite_top_k(self.scores(query, docs)?, k)
+    /// [`DenseRetriever::scores`], refusing a non-finite score.
+    fn scores(&self, query: &str, docs: &[&str]) -> pgraphrag_core::Result<Vec<f64>> {
+        finite(DenseRetriever::scores(self, query, docs)?)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use pgraphrag_core::{Retriever, Scored};
 
-use super::retriever::{DenseRetriever, finite_top_k};
+use super::retriever::{DenseRetriever, finite};
 
 /// The paper's minimum snippet length in characters: sentences are appended until a snippet
 /// has at least this many characters or the document ends.
@@ -41,15 +41,13 @@ pub struct SnippetHit {
 /// that yields no snippet (an empty text) is one snippet: itself.
 ///
 /// ```
-/// use pgraphrag_core::{Retriever, Scored};
+/// use pgraphrag_core::Retriever;
 /// use pgraphrag_retrieval::dense::SnippetRanker;
 /// // A toy inner retriever: scores a text by how often it contains "x".
 /// struct CountX;
 /// impl Retriever for CountX {
-///     fn rank(&self, _q: &str, docs: &[&str], _k: Option<usize>) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
-///         let mut v: Vec<_> = docs.iter().enumerate().map(|(i, d)| Scored::new(i, d.matches('x').count() as f64)).collect();
-///         pgraphrag_core::sort_desc(&mut v);
-///         Ok(v)
+///     fn scores(&self, _q: &str, docs: &[&str]) -> pgraphrag_core::Result<Vec<f64>> {
+///         Ok(docs.iter().map(|d| d.matches('x').count() as f64).collect())
 ///     }
 /// }
 /// fn by_line(t: &str, _min: usize) -> Vec<String> { t.lines().map(String::from).collect() }
@@ -135,14 +133,10 @@ impl<R: Retriever> SnippetRanker<R> {
     }
 }
 
+/// Ranks with ties in input order (the trait's default).
 impl<R: Retriever> Retriever for SnippetRanker<R> {
     /// `RankDocBySnpt`: each document scores its best snippet's score.
-    fn rank(
-        &self,
-        query: &str,
-        docs: &[&str],
-        k: Option<usize>,
-    ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
+    fn scores(&self, query: &str, docs: &[&str]) -> pgraphrag_core::Result<Vec<f64>> {
         let all = self.rank_snippets(query, docs, None)?;
         let mut best = vec![f64::NEG_INFINITY; docs.len()];
         for s in &all {
@@ -161,7 +155,7 @@ impl<R: Retriever> Retriever for SnippetRanker<R> {
             .into_iter()
             .map(|s| if s.is_finite() { s } else { floor })
             .collect();
-        finite_top_k(best, k)
+        finite(best)
     }
 }
 
@@ -170,12 +164,17 @@ impl<R: Retriever> Retriever for SnippetRanker<R> {
 /// adds nothing), `k = 60` by default. Typically BM25 with a dense retriever.
 ///
 /// ```
-/// use pgraphrag_core::{Retriever, Scored};
+/// use pgraphrag_core::Retriever;
 /// use pgraphrag_retrieval::dense::Rrf;
+/// /// Ranks the documents in a fixed order: document `order[r]` scores `-r`.
 /// struct Fixed(Vec<usize>);
 /// impl Retriever for Fixed {
-///     fn rank(&self, _q: &str, _d: &[&str], _k: Option<usize>) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
-///         Ok(self.0.iter().enumerate().map(|(r, &i)| Scored::new(i, -(r as f64))).collect())
+///     fn scores(&self, _q: &str, d: &[&str]) -> pgraphrag_core::Result<Vec<f64>> {
+///         let mut s = vec![0.0; d.len()];
+///         for (r, &i) in self.0.iter().enumerate() {
+///             s[i] = -(r as f64);
+///         }
+///         Ok(s)
 ///     }
 /// }
 /// let fused = Rrf::new(Fixed(vec![0, 1, 2]), Fixed(vec![2, 1, 0]));
@@ -205,13 +204,9 @@ impl<A: Retriever, B: Retriever> Rrf<A, B> {
     }
 }
 
+/// Ranks with ties in input order (the trait's default).
 impl<A: Retriever, B: Retriever> Retriever for Rrf<A, B> {
-    fn rank(
-        &self,
-        query: &str,
-        docs: &[&str],
-        k: Option<usize>,
-    ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
+    fn scores(&self, query: &str, docs: &[&str]) -> pgraphrag_core::Result<Vec<f64>> {
         if !(self.k.is_finite() && self.k >= 0.0) {
             return Err(crate::Error::InvalidInput(format!(
                 "RRF k must be finite and non-negative, got {}",
@@ -223,11 +218,6 @@ impl<A: Retriever, B: Retriever> Retriever for Rrf<A, B> {
             self.a.rank(query, docs, None)?,
             self.b.rank(query, docs, None)?,
         ];
-        let fused = crate::scoring::rrf_scores(docs.len(), &rankings, self.k);
-        Ok(pgraphrag_core::top_k(
-            &fused,
-            k,
-            pgraphrag_core::TieOrder::InputOrder,
-        ))
+        Ok(crate::scoring::rrf_scores(docs.len(), &rankings, self.k))
     }
 }

@@ -7,7 +7,7 @@ use super::CandidateRanker;
 use crate::Error;
 use crate::sparse::fit::{FitScratch, fast_params};
 use crate::sparse::interner::{Interner, fxhash};
-use crate::sparse::{Bm25Params, PgraphragTokenizer, TieOrder, Tokenizer, top_k};
+use crate::sparse::{Bm25Builder, Bm25Params, Bm25Settings, PgraphragTokenizer, Tokenizer, top_k};
 
 /// BM25Okapi (rank_bm25 parity, fitted on each candidate list) that tokenizes every review
 /// once, interns its tokens and caches the token ids by review slot: the same scores as
@@ -39,8 +39,7 @@ use crate::sparse::{Bm25Params, PgraphragTokenizer, TieOrder, Tokenizer, top_k};
 #[derive(Debug, Clone)]
 pub struct CachedBm25<T = PgraphragTokenizer> {
     tokenizer: T,
-    params: Bm25Params,
-    ties: TieOrder,
+    settings: Bm25Settings<Bm25Params>,
     doc_text: DocText,
     vocab: Interner,
     /// Per review slot: the doc id and content it was tokenized for, its token count and its
@@ -94,8 +93,7 @@ impl<T: Tokenizer> CachedBm25<T> {
     pub fn new(tokenizer: T) -> Self {
         CachedBm25 {
             tokenizer,
-            params: Bm25Params::default(),
-            ties: TieOrder::default(),
+            settings: Bm25Settings::default(),
             doc_text: DocText::Notebook,
             vocab: Interner::default(),
             cache: Vec::new(),
@@ -103,16 +101,6 @@ impl<T: Tokenizer> CachedBm25<T> {
             query: None,
             scratch: FitScratch::default(),
         }
-    }
-    /// Sets k1, b, epsilon.
-    pub fn with_params(mut self, params: Bm25Params) -> Self {
-        self.params = params;
-        self
-    }
-    /// Sets the order among equal scores.
-    pub fn with_tie_order(mut self, ties: TieOrder) -> Self {
-        self.ties = ties;
-        self
     }
     /// Sets how a review's title and text make its document (the cache is dropped).
     pub fn with_doc_text(mut self, doc_text: DocText) -> Self {
@@ -191,7 +179,7 @@ impl<T: Tokenizer> CachedBm25<T> {
             let d = self.doc(r);
             (d.len, &d.terms[..])
         });
-        let scores = sc.scores(docs, &qids, self.vocab.len(), self.params);
+        let scores = sc.scores(docs, &qids, self.vocab.len(), self.settings.params);
         self.scratch = sc;
         scores
     }
@@ -255,7 +243,8 @@ impl<T: Tokenizer> CandidateRanker for CachedBm25<T> {
             Some((s, t)) if s == query => (s, t),
             _ => (query.to_string(), self.tokenizer.tokenize(query)),
         };
-        let scores = if fast_params(self.params) {
+        let params = self.settings.params;
+        let scores = if fast_params(params) {
             self.scores_fast(cands, &q.1)
         } else {
             // Other parameters: rank_bm25's own arithmetic on the (re-)tokenized documents.
@@ -266,7 +255,7 @@ impl<T: Tokenizer> CandidateRanker for CachedBm25<T> {
                     self.tokenizer.tokenize(&doc)
                 })
                 .collect();
-            match crate::sparse::Bm25Okapi::fit(&docs, self.params) {
+            match crate::sparse::Bm25Okapi::fit(&docs, params) {
                 Ok(bm25) => bm25.get_scores(&q.1),
                 Err(Error::EmptyCorpus) => Vec::new(),
                 Err(Error::EmptyVocabulary { documents }) => vec![0.0; documents],
@@ -278,14 +267,24 @@ impl<T: Tokenizer> CandidateRanker for CachedBm25<T> {
             return Err(Error::NonFiniteScore {
                 index,
                 score,
-                what: format!("BM25Okapi with {:?}", self.params),
+                what: format!("BM25Okapi with {params:?}"),
             }
             .into());
         }
-        Ok(top_k(&scores, k, self.ties))
+        Ok(top_k(&scores, k, self.settings.ties))
     }
 
     fn is_empty_doc<G: ReviewLookup + ?Sized>(&mut self, graph: &G, r: ReviewId) -> bool {
         self.tokens(graph, r).len == 0
+    }
+}
+
+impl<T> Bm25Builder for CachedBm25<T> {
+    type Params = Bm25Params;
+    fn settings(&self) -> &Bm25Settings<Bm25Params> {
+        &self.settings
+    }
+    fn settings_mut(&mut self) -> &mut Bm25Settings<Bm25Params> {
+        &mut self.settings
     }
 }

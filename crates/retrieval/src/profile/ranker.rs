@@ -365,17 +365,8 @@ mod tests {
     /// Scores each document by its length, ties in input order.
     struct ByLen;
     impl Retriever for ByLen {
-        fn rank(
-            &self,
-            _q: &str,
-            docs: &[&str],
-            k: Option<usize>,
-        ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
-            Ok(pgraphrag_core::top_k(
-                &docs.iter().map(|d| d.len() as f64).collect::<Vec<_>>(),
-                k,
-                pgraphrag_core::TieOrder::InputOrder,
-            ))
+        fn scores(&self, _q: &str, docs: &[&str]) -> pgraphrag_core::Result<Vec<f64>> {
+            Ok(docs.iter().map(|d| d.len() as f64).collect())
         }
     }
 

@@ -1,7 +1,6 @@
 //! Baselines: [`RandomRetriever`] and [`NoRetriever`].
 
-use pgraphrag_core::{Retriever, Scored};
-use pgraphrag_core::{TieOrder, top_k};
+use pgraphrag_core::Retriever;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
@@ -37,19 +36,6 @@ impl RandomRetriever {
     pub fn seed(&self) -> u64 {
         self.seed
     }
-
-    /// The random score of each candidate, in input order.
-    pub fn scores(&self, query: &str, docs: &[&str]) -> Vec<f64> {
-        let mut h = Fnv1a::new();
-        h.write(query.as_bytes());
-        h.write(&[0xff]);
-        for d in docs {
-            h.write(d.as_bytes());
-            h.write(&[0xff]);
-        }
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed ^ h.0);
-        docs.iter().map(|_| rng.random::<f64>()).collect()
-    }
 }
 
 impl Default for RandomRetriever {
@@ -60,13 +46,17 @@ impl Default for RandomRetriever {
 }
 
 impl Retriever for RandomRetriever {
-    fn rank(
-        &self,
-        query: &str,
-        docs: &[&str],
-        k: Option<usize>,
-    ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
-        Ok(top_k(&self.scores(query, docs), k, TieOrder::InputOrder))
+    /// The random score of each candidate, in input order.
+    fn scores(&self, query: &str, docs: &[&str]) -> pgraphrag_core::Result<Vec<f64>> {
+        let mut h = Fnv1a::new();
+        h.write(query.as_bytes());
+        h.write(&[0xff]);
+        for d in docs {
+            h.write(d.as_bytes());
+            h.write(&[0xff]);
+        }
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed ^ h.0);
+        Ok(docs.iter().map(|_| rng.random::<f64>()).collect())
     }
 }
 
@@ -96,12 +86,8 @@ impl Fnv1a {
 pub struct NoRetriever;
 
 impl Retriever for NoRetriever {
-    fn rank(
-        &self,
-        _query: &str,
-        _docs: &[&str],
-        _k: Option<usize>,
-    ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
+    /// No scores: nothing is retrieved.
+    fn scores(&self, _query: &str, _docs: &[&str]) -> pgraphrag_core::Result<Vec<f64>> {
         Ok(Vec::new())
     }
 }

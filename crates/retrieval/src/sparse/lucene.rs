@@ -1,9 +1,9 @@
 //! [`Bm25Lucene`]: Lucene-weighted BM25 through the `bm25` crate.
 
+use super::settings::{Bm25Builder, Bm25Settings, LuceneParams};
 use super::tokenize::{PgraphragTokenizer, Tokenizer};
 use crate::Error;
-use pgraphrag_core::{Retriever, Scored};
-use pgraphrag_core::{TieOrder, top_k};
+use pgraphrag_core::{Retriever, TieOrder};
 
 /// Lucene's BM25 (`BM25Similarity`): idf `ln(1 + (N - n + 0.5) / (n + 0.5))` (never negative,
 /// no epsilon floor), term weight `f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl))`, with
@@ -24,38 +24,23 @@ use pgraphrag_core::{TieOrder, top_k};
 #[derive(Debug, Clone)]
 pub struct Bm25Lucene<T = PgraphragTokenizer> {
     tokenizer: T,
-    k1: f32,
-    b: f32,
-    ties: TieOrder,
+    settings: Bm25Settings<LuceneParams>,
 }
 
 impl<T: Tokenizer + Sync> Bm25Lucene<T> {
-    /// Lucene BM25 with `tokenizer`, `k1 = 1.2`, `b = 0.75`, [`TieOrder::NumpyReversedArgsort`].
+    /// Lucene BM25 with `tokenizer`, [`LuceneParams::default`] (`k1 = 1.2`, `b = 0.75`),
+    /// [`TieOrder::NumpyReversedArgsort`].
     pub fn new(tokenizer: T) -> Self {
         Bm25Lucene {
             tokenizer,
-            k1: 1.2,
-            b: 0.75,
-            ties: TieOrder::default(),
+            settings: Bm25Settings::default(),
         }
     }
 
-    /// Replaces `k1` and `b`.
-    pub fn with_params(mut self, k1: f32, b: f32) -> Self {
-        self.k1 = k1;
-        self.b = b;
-        self
-    }
-
-    /// Replaces the tie order.
-    pub fn with_tie_order(mut self, ties: TieOrder) -> Self {
-        self.ties = ties;
-        self
-    }
-
     /// Lucene BM25 scores of every document, in input order (0 for documents without a query
-    /// term).
+    /// term): [`Retriever::scores`] with this crate's error.
     pub fn scores(&self, query: &str, docs: &[&str]) -> crate::Result<Vec<f64>> {
+        let LuceneParams { k1, b } = self.settings.params;
         if docs.is_empty() {
             return Ok(Vec::new());
         }
@@ -64,8 +49,8 @@ impl<T: Tokenizer + Sync> Bm25Lucene<T> {
             bm25::EmbedderBuilder::<u64, Adapter<'_, T>>::with_tokenizer_and_fit_to_corpus(
                 tok, docs,
             )
-            .k1(self.k1)
-            .b(self.b)
+            .k1(k1)
+            .b(b)
             .build();
         let mut scorer = bm25::Scorer::<usize, u64>::new();
         for (i, d) in docs.iter().enumerate() {
@@ -79,7 +64,7 @@ impl<T: Tokenizer + Sync> Bm25Lucene<T> {
                 return Err(Error::NonFiniteScore {
                     index: i,
                     score: s,
-                    what: format!("Lucene BM25 with k1={} b={}", self.k1, self.b),
+                    what: format!("Lucene BM25 with k1={k1} b={b}"),
                 });
             }
             out.push(s);
@@ -98,13 +83,21 @@ impl<T: Tokenizer> bm25::Tokenizer for Adapter<'_, T> {
 }
 
 impl<T: Tokenizer + Sync> Retriever for Bm25Lucene<T> {
-    fn rank(
-        &self,
-        query: &str,
-        docs: &[&str],
-        k: Option<usize>,
-    ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
-        let scores = self.scores(query, docs)?;
-        Ok(top_k(&scores, k, self.ties))
+    fn scores(&self, query: &str, docs: &[&str]) -> pgraphrag_core::Result<Vec<f64>> {
+        Ok(Bm25Lucene::scores(self, query, docs)?)
+    }
+
+    fn tie_order(&self) -> TieOrder {
+        self.settings.ties
+    }
+}
+
+impl<T> Bm25Builder for Bm25Lucene<T> {
+    type Params = LuceneParams;
+    fn settings(&self) -> &Bm25Settings<LuceneParams> {
+        &self.settings
+    }
+    fn settings_mut(&mut self) -> &mut Bm25Settings<LuceneParams> {
+        &mut self.settings
     }
 }

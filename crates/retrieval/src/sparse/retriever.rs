@@ -1,6 +1,7 @@
 //! [`Bm25Retriever`]: BM25Okapi fitted per candidate list, behind the `Retriever` trait.
 
 use super::okapi::{Bm25Okapi, Bm25Params};
+use super::settings::{Bm25Builder, Bm25Settings};
 use super::tokenize::{PgraphragTokenizer, PythonSplit, Tokenizer};
 use crate::Error;
 use pgraphrag_core::{Retriever, Scored};
@@ -27,8 +28,7 @@ use pgraphrag_core::{TieOrder, top_k};
 #[derive(Debug, Clone)]
 pub struct Bm25Retriever<T = PgraphragTokenizer> {
     tokenizer: T,
-    params: Bm25Params,
-    ties: TieOrder,
+    settings: Bm25Settings<Bm25Params>,
 }
 
 impl Bm25Retriever<PgraphragTokenizer> {
@@ -53,31 +53,8 @@ impl<T: Tokenizer> Bm25Retriever<T> {
     pub fn new(tokenizer: T) -> Self {
         Bm25Retriever {
             tokenizer,
-            params: Bm25Params::default(),
-            ties: TieOrder::default(),
+            settings: Bm25Settings::default(),
         }
-    }
-
-    /// Replaces the BM25 parameters.
-    pub fn with_params(mut self, params: Bm25Params) -> Self {
-        self.params = params;
-        self
-    }
-
-    /// Replaces the tie order.
-    pub fn with_tie_order(mut self, ties: TieOrder) -> Self {
-        self.ties = ties;
-        self
-    }
-
-    /// The BM25 parameters.
-    pub fn params(&self) -> Bm25Params {
-        self.params
-    }
-
-    /// The tie order.
-    pub fn tie_order(&self) -> TieOrder {
-        self.ties
     }
 
     /// The tokenizer.
@@ -85,11 +62,12 @@ impl<T: Tokenizer> Bm25Retriever<T> {
         &self.tokenizer
     }
 
-    /// Scores every document (in input order) with a BM25Okapi fitted on `docs`.
+    /// Scores every document (in input order) with a BM25Okapi fitted on `docs`:
+    /// [`Retriever::scores`] with this crate's error.
     pub fn scores(&self, query: &str, docs: &[&str]) -> crate::Result<Vec<f64>> {
         let q = self.tokenizer.tokenize(query);
         let d: Vec<Vec<String>> = docs.iter().map(|x| self.tokenizer.tokenize(x)).collect();
-        score_tokens(&q, &d, self.params)
+        score_tokens(&q, &d, self.settings.params)
     }
 
     /// [`Retriever::rank`] on pre-tokenized input (the tokenizer is not used).
@@ -99,8 +77,8 @@ impl<T: Tokenizer> Bm25Retriever<T> {
         docs: &[D],
         k: Option<usize>,
     ) -> crate::Result<Vec<Scored<usize>>> {
-        let scores = score_tokens(query, docs, self.params)?;
-        Ok(top_k(&scores, k, self.ties))
+        let scores = score_tokens(query, docs, self.settings.params)?;
+        Ok(top_k(&scores, k, self.settings.ties))
     }
 }
 
@@ -127,13 +105,21 @@ fn score_tokens<S: AsRef<str>, D: AsRef<[S]>, Q: AsRef<str>>(
 }
 
 impl<T: Tokenizer> Retriever for Bm25Retriever<T> {
-    fn rank(
-        &self,
-        query: &str,
-        docs: &[&str],
-        k: Option<usize>,
-    ) -> pgraphrag_core::Result<Vec<Scored<usize>>> {
-        let scores = self.scores(query, docs)?;
-        Ok(top_k(&scores, k, self.ties))
+    fn scores(&self, query: &str, docs: &[&str]) -> pgraphrag_core::Result<Vec<f64>> {
+        Ok(Bm25Retriever::scores(self, query, docs)?)
+    }
+
+    fn tie_order(&self) -> TieOrder {
+        self.settings.ties
+    }
+}
+
+impl<T> Bm25Builder for Bm25Retriever<T> {
+    type Params = Bm25Params;
+    fn settings(&self) -> &Bm25Settings<Bm25Params> {
+        &self.settings
+    }
+    fn settings_mut(&mut self) -> &mut Bm25Settings<Bm25Params> {
+        &mut self.settings
     }
 }

@@ -1,9 +1,9 @@
 //! The ranking stage `E_t = Ra(Re(x_t, D_t))` (paper l.55, 78–90, 200): the author's past
 //! documents, or their snippets, ranked against the immediate context.
 use pgraphrag_core::{Retriever, Scored, TieOrder};
-use pgraphrag_retrieval::Bm25Retriever;
 #[cfg(feature = "dense")]
 use pgraphrag_retrieval::dense::SnippetRanker;
+use pgraphrag_retrieval::{Bm25Builder, Bm25Retriever};
 
 use super::PastDoc;
 use super::entries::{ContextCut, RankedContext};
@@ -220,14 +220,13 @@ fn check_ranking<T>(
 /// document recency, then position.
 ///
 /// ```
-/// use pgraphrag_core::{Result, Retriever, Scored};
+/// use pgraphrag_core::{Result, Retriever};
 /// use pgraphrag_stages::multistage::{ContextRanker, PastDoc, RankSnippet};
 /// /// Scores a text by how often it says "tea".
 /// struct Tea;
 /// impl Retriever for Tea {
-///     fn rank(&self, _q: &str, docs: &[&str], _k: Option<usize>) -> Result<Vec<Scored<usize>>> {
-///         let s: Vec<f64> = docs.iter().map(|d| d.matches("tea").count() as f64).collect();
-///         Ok(pgraphrag_core::top_k(&s, None, pgraphrag_core::TieOrder::InputOrder))
+///     fn scores(&self, _q: &str, docs: &[&str]) -> Result<Vec<f64>> {
+///         Ok(docs.iter().map(|d| d.matches("tea").count() as f64).collect())
 ///     }
 /// }
 /// let long = format!("{} I like tea, tea and more tea.", "Filler sentence here. ".repeat(12));
@@ -310,9 +309,13 @@ fn ranking_error(source: pgraphrag_core::Error) -> Error {
 mod tests {
     use super::*;
 
-    /// Returns a fixed (possibly broken) ranking.
+    /// Returns a fixed (possibly broken) ranking: an implementation whose `rank` override
+    /// breaks the trait's promises, which [`RankDocs`] must catch.
     struct Fixed(Vec<(usize, f64)>);
     impl Retriever for Fixed {
+        fn scores(&self, _q: &str, docs: &[&str]) -> pgraphrag_core::Result<Vec<f64>> {
+            Ok(vec![0.0; docs.len()])
+        }
         fn rank(
             &self,
             _q: &str,

@@ -115,7 +115,7 @@ fn bm25_ranks_by_the_immediate_context() {
 #[cfg(feature = "dense")]
 #[test]
 fn snippet_rankers_over_bm25() {
-    use pgraphrag_retrieval::Bm25Retriever;
+    use pgraphrag_retrieval::{Bm25Builder, Bm25Retriever};
     use pgraphrag_stages::multistage::{RankDocBySnpt, RankSnippet};
     // Each document: two snippets (a 260-character filler group, then one topical sentence).
     let filler = "Nothing much happened here. ".repeat(9); // 9 × 28 − 1 = 251 characters
