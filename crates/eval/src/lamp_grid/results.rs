@@ -11,7 +11,7 @@ use pgraphrag_text::py;
 use serde::Serialize;
 
 use super::{AnswerReading, LampCellRun, LampConfig, LampGrid, LampPlan};
-use crate::{Error, Result};
+use crate::{Error, Result, Scorer};
 
 /// One row of a [`LampTable`]: a cell's scores averaged over seeds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -46,23 +46,52 @@ pub struct LampTable {
     pub rows: Vec<LampRow>,
 }
 
+/// One cell's scores per question, averaged over its seeds: what [`LampGrid::results`]
+/// summarises into a [`LampRow`], and what paired tests against another system on the same
+/// questions take ([`LampGrid::cell_scores`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LampCellScores {
+    /// The cell.
+    pub config: LampConfig,
+    /// Seeds averaged.
+    pub seeds: usize,
+    /// Per metric, per question: the score averaged over seeds (LaMP-3: the absolute error for
+    /// `MAE` and the squared error for `RMSE`, whose table value is the root of the mean).
+    pub scores: Vec<Vec<f64>>,
+    /// Unreadable answers, summed over seeds.
+    pub unreadable: usize,
+}
+
 impl LampGrid {
-    /// Scores every run against `golds` (matched by question id) and summarises each cell
-    /// over its seeds. The baseline of the p-values is `base_k4` when the grid has it, else
-    /// the first cell.
-    pub fn results(
+    /// Every cell's per-question scores against `golds` (matched by question id; `ids` are the
+    /// questions in grid order, [`LampPlan::ids`]), each averaged over the cell's runs (seeds),
+    /// read and scored as [`LampGrid::results`] does.
+    ///
+    /// ```
+    /// use pgraphrag_core::{LampGold, LampTask};
+    /// use pgraphrag_eval::lamp_grid::{AnswerReading, LampCellRun, LampConfig, LampGrid};
+    /// let cell = LampConfig { k: 0, summary: false };
+    /// let mut grid = LampGrid::new(LampTask::Lamp3, vec![cell]);
+    /// grid.reading = AnswerReading::FirstLabel;
+    /// let ids = ["a".to_string(), "b".to_string()];
+    /// let golds = [LampGold { id: "b".into(), output: "2".into() }, LampGold { id: "a".into(), output: "5".into() }];
+    /// let runs = [LampCellRun { config: cell, seed: 0, outputs: vec!["Score: 4".into(), "5".into()] }];
+    /// let s = grid.cell_scores(&ids, &runs, &golds).unwrap();
+    /// assert_eq!(s[0].scores[0], [1.0, 3.0]); // absolute errors
+    /// assert_eq!(s[0].scores[1], [1.0, 9.0]); // squared errors
+    /// ```
+    pub fn cell_scores(
         &self,
-        title: &str,
-        plan: &LampPlan,
+        ids: &[String],
         runs: &[LampCellRun],
         golds: &[LampGold],
-    ) -> Result<LampTable> {
+    ) -> Result<Vec<LampCellScores>> {
         let by_id: HashMap<&str, &str> = golds
             .iter()
             .map(|g| (g.id.as_str(), g.output.as_str()))
             .collect();
-        let mut gold = Vec::with_capacity(plan.ids.len());
-        for id in &plan.ids {
+        let mut gold = Vec::with_capacity(ids.len());
+        for id in ids {
             match by_id.get(id.as_str()) {
                 Some(g) => gold.push(*g),
                 None => {
@@ -74,20 +103,7 @@ impl LampGrid {
         }
         let labels = self.labels(golds);
         let columns = metric_names(self.task);
-        let baseline = self
-            .configs
-            .iter()
-            .find(|c| {
-                **c == LampConfig {
-                    k: 4,
-                    summary: false,
-                }
-            })
-            .or(self.configs.first())
-            .copied()
-            .ok_or_else(|| Error::InvalidInput("a LaMP grid without cells".into()))?;
-        // Per cell: per metric, per question, the score averaged over seeds.
-        let mut per_cell: Vec<(LampConfig, usize, Vec<Vec<f64>>, usize)> = Vec::new();
+        let mut cells = Vec::with_capacity(self.configs.len());
         for &config in &self.configs {
             let mine: Vec<&LampCellRun> = runs.iter().filter(|r| r.config == config).collect();
             let Some(first) = mine.first() else {
@@ -118,15 +134,53 @@ impl LampGrid {
                     }
                 }
             }
-            per_cell.push((config, mine.len(), sums, unreadable));
+            cells.push(LampCellScores {
+                config,
+                seeds: mine.len(),
+                scores: sums,
+                unreadable,
+            });
         }
+        Ok(cells)
+    }
+
+    /// Scores every run against `golds` (matched by question id) and summarises each cell
+    /// over its seeds ([`LampGrid::cell_scores`]). The baseline of the p-values is `base_k4`
+    /// when the grid has it, else the first cell.
+    pub fn results(
+        &self,
+        title: &str,
+        plan: &LampPlan,
+        runs: &[LampCellRun],
+        golds: &[LampGold],
+    ) -> Result<LampTable> {
+        let columns = metric_names(self.task);
+        let baseline = self
+            .configs
+            .iter()
+            .find(|c| {
+                **c == LampConfig {
+                    k: 4,
+                    summary: false,
+                }
+            })
+            .or(self.configs.first())
+            .copied()
+            .ok_or_else(|| Error::InvalidInput("a LaMP grid without cells".into()))?;
+        let per_cell = self.cell_scores(&plan.ids, runs, golds)?;
         let base = per_cell
             .iter()
-            .find(|c| c.0 == baseline)
-            .map(|c| c.2.clone())
+            .find(|c| c.config == baseline)
+            .map(|c| c.scores.clone())
             .unwrap_or_default();
         let mut rows = Vec::with_capacity(per_cell.len());
-        for (config, seeds, cols, unreadable) in per_cell {
+        for LampCellScores {
+            config,
+            seeds,
+            scores: cols,
+            unreadable,
+        } in per_cell
+        {
             let n = cols.first().map_or(0, Vec::len);
             let draws = BootstrapDraws::new(n, 1000, 0).map_err(|e| Error::Scoring {
                 config: config.to_string(),
@@ -185,6 +239,78 @@ impl LampGrid {
                 seen
             }
         }
+    }
+}
+
+/// The grid's reading and metrics as a [`Scorer`], for answers that are not the grid's (the
+/// trivial baselines, [`crate::baselines::run_baselines`]) scored exactly as its cells are:
+/// made by [`LampGrid::scorer`]. Over several answers the values are the table's (MAE, the
+/// root of the mean squared error, mean ROUGE F-measures, accuracy); one answer alone gives
+/// its own score (both rating columns then its absolute error).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LampScorer {
+    task: LampTask,
+    reading: AnswerReading,
+    labels: Vec<String>,
+}
+
+impl LampGrid {
+    /// This grid's [`LampScorer`] (`golds`: the outputs file's, where LaMP-2-old reads its
+    /// labels).
+    ///
+    /// ```
+    /// use pgraphrag_core::LampTask;
+    /// use pgraphrag_eval::Scorer;
+    /// use pgraphrag_eval::lamp_grid::{AnswerReading, LampGrid, table3_configs};
+    /// let mut grid = LampGrid::new(LampTask::Lamp3, table3_configs());
+    /// grid.reading = AnswerReading::FirstLabel;
+    /// let s = grid.scorer(&[]);
+    /// assert_eq!(s.columns(), ["MAE", "RMSE"]);
+    /// let v = s.score(&["I say 4".into(), "1".into()], &["5".into(), "4".into()]).unwrap();
+    /// assert_eq!(v[0], 2.0);
+    /// assert_eq!(v[1], 5f64.sqrt());
+    /// ```
+    pub fn scorer(&self, golds: &[LampGold]) -> LampScorer {
+        LampScorer {
+            task: self.task,
+            reading: self.reading,
+            labels: self.labels(golds),
+        }
+    }
+}
+
+impl Scorer for LampScorer {
+    fn columns(&self) -> Vec<String> {
+        metric_names(self.task)
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
+
+    fn score(&self, predictions: &[String], references: &[String]) -> Result<Vec<f64>> {
+        let scoring = |message: String| Error::Scoring {
+            config: self.task.to_string(),
+            message,
+        };
+        if predictions.len() != references.len() || predictions.is_empty() {
+            return Err(scoring(format!(
+                "{} answers for {} golds",
+                predictions.len(),
+                references.len()
+            )));
+        }
+        let golds: Vec<&str> = references.iter().map(String::as_str).collect();
+        let (cols, _) = score_run(self.task, self.reading, predictions, &golds, &self.labels)
+            .map_err(scoring)?;
+        let columns = metric_names(self.task);
+        Ok(cols
+            .iter()
+            .zip(columns)
+            .map(|(col, name)| {
+                let mean = col.iter().sum::<f64>() / col.len() as f64;
+                if name == "RMSE" { mean.sqrt() } else { mean }
+            })
+            .collect())
     }
 }
 
@@ -299,14 +425,7 @@ impl LampTable {
             s.push_str(&format!("| {} | {} | {} |", r.config, r.n, r.seeds));
             for m in 0..self.columns.len() {
                 let (lo, hi) = r.interval[m];
-                let p = r.p_vs_baseline[m];
-                let p = if p.is_nan() {
-                    "–".to_string()
-                } else if p < 0.001 {
-                    "<0.001".to_string()
-                } else {
-                    format!("{p:.3}")
-                };
+                let p = crate::markdown_p(r.p_vs_baseline[m]);
                 // The one table formatter, as the CSV (`to_results_table().to_csv()`) writes the mean.
                 s.push_str(&format!(
                     " {} [{}, {}] | {p} |",
