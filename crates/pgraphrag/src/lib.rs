@@ -23,6 +23,8 @@
 //! | `store` | `pgraphrag-store` | `store` | no |
 //! | `stages` | `pgraphrag-stages` | `stages` | no |
 //! | `corpora` | `pgraphrag-corpora` | `corpora` | no |
+//! | `recsys` | `pgraphrag-recsys` | `recsys` | no |
+//! | `train` | `pgraphrag-train` | `train` (turns on `dense` and `llm`) | no |
 //!
 //! `full` turns on every module, with `dense` and `hf-tokenizers`; `cuda` runs dense encoders and
 //! GGUF models on an NVIDIA GPU for the modules that are on; `hf-hub` downloads dense models from
@@ -108,6 +110,18 @@ pub use pgraphrag_stages as stages;
 #[cfg(feature = "corpora")]
 #[cfg_attr(docsrs, doc(cfg(feature = "corpora")))]
 pub use pgraphrag_corpora as corpora;
+
+/// K-RagRec recommendation: MovieLens with its knowledge graph, sub-graph retrieval, the
+/// popularity gate and letter scoring: [`pgraphrag_recsys`].
+#[cfg(feature = "recsys")]
+#[cfg_attr(docsrs, doc(cfg(feature = "recsys")))]
+pub use pgraphrag_recsys as recsys;
+
+/// Training with candle's autograd: LoRA adapters and K-RagRec's graph encoder and projector:
+/// [`pgraphrag_train`].
+#[cfg(feature = "train")]
+#[cfg_attr(docsrs, doc(cfg(feature = "train")))]
+pub use pgraphrag_train as train;
 
 /// The names most programs need, in one import: `use pgraphrag::prelude::*;`.
 ///
