@@ -11,7 +11,7 @@ use pgraphrag_core::{LampGold, LampProfileItem, LampQuestion, LampTask, Language
 use pgraphrag_prompt::lamp::{QuerySource, extract_query};
 
 use super::pgraphrag::{validation_rating_constant, validation_text_constant};
-use super::predict::{Earlier, Example, MatchOn, NamedBaseline, Pool, Predictor};
+use super::predict::{Bm25Rule, Earlier, Example, MatchOn, NamedBaseline, Pool, Predictor};
 use crate::{Error, Result};
 
 /// The profile fields of a task's input and output (`None` for the classification tasks).
@@ -184,6 +184,7 @@ pub fn lamp_baselines(
             Predictor::MostSimilar {
                 pool: Pool::User,
                 on: MatchOn::Input,
+                rule: Bm25Rule::Lamp,
             },
         )
     };

@@ -61,7 +61,7 @@ pub use pgraphrag::{
     BaselineOptions, bench_rows, pgraphrag_baselines, split_examples, split_golds, validation_rows,
 };
 pub use predict::{
-    Earlier, Example, MatchOn, NamedBaseline, Pool, Predictor, best_constant_answer,
+    Bm25Rule, Earlier, Example, MatchOn, NamedBaseline, Pool, Predictor, best_constant_answer,
     constant_candidates, first_sentence, first_words, latest, mean_rating, mode_rating,
     most_similar,
 };

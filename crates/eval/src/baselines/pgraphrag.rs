@@ -9,7 +9,7 @@ use pgraphrag_graph::{Scope, UserItemGraph};
 use pgraphrag_prompt::pgraphrag::py_rating;
 
 use super::predict::{
-    Earlier, Example, MatchOn, NamedBaseline, Pool, Predictor, best_constant_answer,
+    Bm25Rule, Earlier, Example, MatchOn, NamedBaseline, Pool, Predictor, best_constant_answer,
     constant_candidates,
 };
 use crate::{Error, Result};
@@ -235,7 +235,11 @@ pub fn pgraphrag_baselines(
     validation_golds: &[String],
 ) -> Result<Vec<NamedBaseline>> {
     use NamedBaseline as B;
-    let sim = |pool, on| Predictor::MostSimilar { pool, on };
+    let sim = |pool, on| Predictor::MostSimilar {
+        pool,
+        on,
+        rule: Bm25Rule::Pgraphrag,
+    };
     Ok(match task {
         Task::Title => vec![
             B::new(
@@ -255,6 +259,7 @@ pub fn pgraphrag_baselines(
                 Predictor::InputPlus {
                     pool: Pool::Neighbors,
                     on: MatchOn::Document,
+                    rule: Bm25Rule::Pgraphrag,
                 },
             )
             .or(Predictor::Input),

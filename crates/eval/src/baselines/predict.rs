@@ -63,6 +63,17 @@ pub enum MatchOn {
     Document,
 }
 
+/// Whose BM25 picks the most similar entry: the tokenization of the grid the baseline sits
+/// beside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+pub enum Bm25Rule {
+    /// PGraphRAG's ([`Bm25Retriever::pgraphrag`]: `nltk.word_tokenize(text.lower())`).
+    #[default]
+    Pgraphrag,
+    /// LaMP's ([`Bm25Retriever::lamp`]: `str.split()`, as the LaMP grid ranks profiles).
+    Lamp,
+}
+
 /// A baseline predictor. [`Predictor::predict`] returns `None` when the row lacks what the
 /// predictor needs (no earlier output, no neighbour, an empty input); the
 /// [`NamedBaseline`] then answers its fallback.
@@ -79,9 +90,9 @@ pub enum Predictor {
     /// The user's latest earlier output: the greatest [`Earlier::time`]; entries without a
     /// time (PGraphRAG's splits store none) count in pool order, the first being the latest.
     Latest,
-    /// The output of the pool entry most similar to the input: PGraphRAG's BM25Okapi
-    /// ([`Bm25Retriever::pgraphrag`], rank_bm25's formula as the grid's ranker) fitted on the
-    /// pool's entries that have an output, ties to the first in pool order. As in rank_bm25, a
+    /// The output of the pool entry most similar to the input: rank_bm25's BM25Okapi with the
+    /// grid's tokenization ([`Bm25Rule`]) fitted on the pool's entries that have an output,
+    /// ties to the first in pool order. As in rank_bm25, a
     /// word found in half the entries or more weighs (almost) nothing, so with two entries, or
     /// an input sharing no word with any entry, every score is 0 and the first entry wins.
     MostSimilar {
@@ -89,6 +100,8 @@ pub enum Predictor {
         pool: Pool,
         /// What the input is matched against.
         on: MatchOn,
+        /// Whose BM25.
+        rule: Bm25Rule,
     },
     /// The input, a space, then [`Predictor::MostSimilar`]'s output (for review text: the
     /// title plus a neighbour's review of the same item). Without a pool entry, `None`.
@@ -97,6 +110,8 @@ pub enum Predictor {
         pool: Pool,
         /// What the input is matched against.
         on: MatchOn,
+        /// Whose BM25.
+        rule: Bm25Rule,
     },
     /// The mean of the pool's ratings (each output read with [`parse_rating`]).
     MeanRating(Pool),
@@ -124,12 +139,12 @@ impl Predictor {
             Predictor::FirstSentence(lang) => non_empty(first_sentence(&example.input, *lang)),
             Predictor::Input => non_empty(example.input.trim().to_string()),
             Predictor::Latest => latest(&example.history).map(str::to_string),
-            Predictor::MostSimilar { pool, on } => {
-                most_similar(&example.input, example.pool(*pool), *on)?
+            Predictor::MostSimilar { pool, on, rule } => {
+                most_similar(&example.input, example.pool(*pool), *on, *rule)?
                     .and_then(|e| e.output.clone())
             }
-            Predictor::InputPlus { pool, on } => {
-                most_similar(&example.input, example.pool(*pool), *on)?
+            Predictor::InputPlus { pool, on, rule } => {
+                most_similar(&example.input, example.pool(*pool), *on, *rule)?
                     .and_then(|e| e.output.as_deref())
                     .map(|o| format!("{} {o}", example.input.trim()).trim().to_string())
             }
@@ -249,17 +264,20 @@ pub fn latest(pool: &[Earlier]) -> Option<&str> {
 /// [`Predictor::MostSimilar`]); `None` when no entry has an output.
 ///
 /// ```
-/// use pgraphrag_eval::baselines::{Earlier, MatchOn, most_similar};
+/// use pgraphrag_eval::baselines::{Bm25Rule, Earlier, MatchOn, most_similar};
 /// let e = |i: &str, o: &str| Earlier { input: i.into(), output: Some(o.into()), ..Default::default() };
 /// let pool = [e("the battery died fast", "Bad battery"), e("lovely soft fabric", "Soft"),
 ///             e("arrived late", "Late")];
-/// let best = most_similar("fabric is soft", &pool, MatchOn::Input).unwrap().unwrap();
+/// let best = most_similar("fabric is soft", &pool, MatchOn::Input, Bm25Rule::Pgraphrag).unwrap().unwrap();
+/// assert_eq!(best.output.as_deref(), Some("Soft"));
+/// let best = most_similar("fabric is soft", &pool, MatchOn::Input, Bm25Rule::Lamp).unwrap().unwrap();
 /// assert_eq!(best.output.as_deref(), Some("Soft"));
 /// ```
 pub fn most_similar<'a>(
     input: &str,
     pool: &'a [Earlier],
     on: MatchOn,
+    rule: Bm25Rule,
 ) -> Result<Option<&'a Earlier>> {
     let cands: Vec<&Earlier> = pool.iter().filter(|e| e.output.is_some()).collect();
     if cands.len() <= 1 {
@@ -272,10 +290,15 @@ pub fn most_similar<'a>(
             MatchOn::Document => e.document.as_str(),
         })
         .collect();
-    let scores = Bm25Retriever::pgraphrag()
-        .with_tie_order(TieOrder::InputOrder)
-        .scores(input, &docs)
-        .map_err(|e| Error::InvalidInput(format!("BM25 over a baseline pool: {e}")))?;
+    let scores = match rule {
+        Bm25Rule::Pgraphrag => Bm25Retriever::pgraphrag()
+            .with_tie_order(TieOrder::InputOrder)
+            .scores(input, &docs),
+        Bm25Rule::Lamp => Bm25Retriever::lamp()
+            .with_tie_order(TieOrder::InputOrder)
+            .scores(input, &docs),
+    }
+    .map_err(|e| Error::InvalidInput(format!("BM25 over a baseline pool: {e}")))?;
     let top = pgraphrag_core::top_k(&scores, Some(1), TieOrder::InputOrder);
     Ok(top.first().map(|s| cands[s.item]))
 }
@@ -432,6 +455,7 @@ mod tests {
         let sim = Predictor::MostSimilar {
             pool: Pool::User,
             on: MatchOn::Input,
+            rule: Bm25Rule::Pgraphrag,
         };
         assert_eq!(sim.predict(&x).unwrap().as_deref(), Some("Title B"));
         // Empty profile: nothing, and the named baseline answers its fallback (or "").
@@ -454,6 +478,7 @@ mod tests {
         let on_input = Predictor::MostSimilar {
             pool: Pool::Neighbors,
             on: MatchOn::Input,
+            rule: Bm25Rule::Pgraphrag,
         };
         assert_eq!(on_input.predict(&x).unwrap().as_deref(), Some("Red"));
         // No shared word: every score is 0, the first in pool order wins.
@@ -467,6 +492,7 @@ mod tests {
         let by_doc = Predictor::MostSimilar {
             pool: Pool::Neighbors,
             on: MatchOn::Document,
+            rule: Bm25Rule::Pgraphrag,
         };
         let w = ex("broken", vec![], n);
         assert_eq!(by_doc.predict(&w).unwrap().as_deref(), Some("Broken"));
@@ -489,6 +515,7 @@ mod tests {
         let p = Predictor::InputPlus {
             pool: Pool::Neighbors,
             on: MatchOn::Document,
+            rule: Bm25Rule::Pgraphrag,
         };
         assert_eq!(
             p.predict(&x).unwrap().as_deref(),
