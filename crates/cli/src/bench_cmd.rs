@@ -17,9 +17,9 @@ use pgraphrag_core::Generator;
 use pgraphrag_core::{RankedProfile, SummaryScope};
 use pgraphrag_data::{RankingRecord, write_rankings};
 use pgraphrag_eval::{
-    CachedGenerator, ConfigOutputs, RatingScorer, Recipe, ResultsTable, RunConfig, RunName, Scorer,
-    TextScorer, cold_start, gold, paired_p_values, rank_all, ranking_file_name, vs_best_constant,
-    write_output_file,
+    CachedGenerator, ConfigOutputs, Journal, RatingScorer, Recipe, ResultsTable, RunConfig, RunDir,
+    RunName, Scorer, TextScorer, cold_start, gold, paired_p_values, rank_all, ranking_file_name,
+    vs_best_constant, write_output_file,
 };
 use pgraphrag_graph::UserItemGraph;
 use pgraphrag_llm::{GgufModel, OpenAiClient, OpenAiOptions};
@@ -33,7 +33,7 @@ pub use crate::bench_args::Args;
 use crate::bench_args::{check_outputs, gguf_options, grid, model_file, names};
 use crate::error::usage;
 use crate::progress::Bar;
-use crate::summarize_cmd::{job_error, open_journal, summary_budget};
+use crate::summarize_cmd::{job_error, summary_budget};
 
 /// A generator chosen at run time: the grid takes any `Generator`.
 type Backend = Box<dyn Generator>;
@@ -263,13 +263,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let cache = crate::artifacts::generation_cache(&cache_path, "--cache")?;
     let mut generator = CachedGenerator::new(model, model_id, cache);
     if let Some(path) = &args.journal {
-        let file = std::sync::Mutex::new(open_journal(path)?);
-        generator = generator.with_on_stored(move |key| {
-            use std::io::Write as _;
-            // One write per line (O_APPEND): a line is either whole or absent after a crash.
-            let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
-            let _ = f.write_all(format!("stored {key}\n").as_bytes());
-        });
+        generator = generator.with_on_stored(Journal::open(path)?.into_hook());
     }
     bench.item_summaries = summaries;
     eprintln!(
@@ -315,9 +309,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if task == Task::Rating {
         markdown.push_str(&vs_best_constant(&outputs, &golds, &extract, 0)?.to_markdown());
     }
-    crate::output::write(&args.out.join("results.md"), markdown.as_bytes())?;
-    crate::output::write(&args.out.join("results.csv"), table.to_csv().as_bytes())?;
-    crate::output::write(&args.out.join("results.svg"), table.to_svg().as_bytes())?;
+    RunDir::new(&args.out).write_results(&markdown, &table)?;
     println!("{markdown}");
     println!("stats {}", serde_json::to_string(&stats)?);
     eprintln!(

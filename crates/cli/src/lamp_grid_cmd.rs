@@ -217,9 +217,7 @@ pub fn run(a: GridArgs) -> anyhow::Result<()> {
     let table = grid.results(&title, &plan, &runs, &golds)?;
     let md = table.to_markdown();
     let rt = table.to_results_table();
-    crate::output::write(&a.out.join("results.md"), md.as_bytes())?;
-    crate::output::write(&a.out.join("results.csv"), rt.to_csv().as_bytes())?;
-    crate::output::write(&a.out.join("results.svg"), rt.to_svg().as_bytes())?;
+    pgraphrag_eval::RunDir::new(&a.out).write_results(&md, &rt)?;
     println!("{md}");
     eprintln!(
         "{} answers ({} cached, {} generated) in {:.0}s; wrote {}",
@@ -246,9 +244,7 @@ fn check_outputs(a: &GridArgs, configs: &[LampConfig]) -> anyhow::Result<()> {
             inputs.push((flag, p));
         }
     }
-    let mut files: Vec<String> = ["results.md", "results.csv", "results.svg"]
-        .map(String::from)
-        .to_vec();
+    let mut files: Vec<String> = pgraphrag_eval::RunDir::RESULTS.map(String::from).to_vec();
     for c in configs {
         for s in &a.seeds {
             files.push(format!("{c}-seed{s}_outputs.json"));

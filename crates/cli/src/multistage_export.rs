@@ -42,6 +42,10 @@ pub struct ExportArgs {
     /// The dense encoder of the summary weak label's similarity (and of a dense --ranker).
     #[arg(long, default_value = "models/all-MiniLM-L6-v2")]
     pub encoder: PathBuf,
+    /// The encoder's linear layers: f32, or int8 (quantized at load; about twice as fast with
+    /// AVX-512 VNNI, mean cosine 0.999 to f32; its embeddings are cached apart; docs/dense.md).
+    #[arg(long, default_value = "f32")]
+    pub encoder_precision: pgraphrag_retrieval::dense::Precision,
     /// WordNet 3.0 for the synthesis weak label (default: the METEOR search list).
     #[arg(long)]
     pub wordnet: Option<PathBuf>,
@@ -84,7 +88,11 @@ pub fn run(a: ExportArgs) -> anyhow::Result<()> {
     let bar = Bar::new(a.quiet);
 
     let t = Instant::now();
-    let dense = load_dense(&a.encoder, a.embedding_cache.as_deref())?;
+    let dense = load_dense(
+        &a.encoder,
+        a.encoder_precision,
+        a.embedding_cache.as_deref(),
+    )?;
     let train: Vec<_> = examples
         .iter()
         .filter(|e| e.split == pgraphrag_corpora::lamp::SplitName::Train)
@@ -131,6 +139,7 @@ pub fn run(a: ExportArgs) -> anyhow::Result<()> {
         "author_docs": s.author_docs,
         "author_authors": s.author_authors,
         "ranker": ranker.name(),
+        "encoder_precision": a.encoder_precision.name(),
         "seconds": {
             "load": load_seconds,
             "encoder": encoder_seconds,
@@ -159,15 +168,20 @@ pub fn run(a: ExportArgs) -> anyhow::Result<()> {
 
 // Shared with `multistage run`.
 
-/// The dense retriever over the MiniLM folder `dir`, its embeddings cached in `cache`.
-pub(crate) fn load_dense(dir: &Path, cache: Option<&Path>) -> anyhow::Result<DenseRetriever> {
+/// The dense retriever over the MiniLM folder `dir` at `precision`, its embeddings cached in
+/// `cache` (keyed by the encoder and its precision).
+pub(crate) fn load_dense(
+    dir: &Path,
+    precision: pgraphrag_retrieval::dense::Precision,
+    cache: Option<&Path>,
+) -> anyhow::Result<DenseRetriever> {
     if !dir.join("config.json").is_file() {
         return Err(usage(format!(
             "no dense encoder at {} (scripts/fetch-minilm.sh fetches MiniLM; or pass --encoder DIR)",
             dir.display()
         )));
     }
-    let mut b = DenseRetriever::builder(dir);
+    let mut b = DenseRetriever::builder(dir).precision(precision);
     if let Some(c) = cache {
         b = b.cache(c);
     }

@@ -4,10 +4,10 @@
 //! symbolic link, a folder, a FIFO, a device or a socket is refused with a usage error (exit
 //! code 2) naming the flag. Result files are then written whole or not at all ([`write`] or
 //! the library writers, all on `pgraphrag_data::write_atomic`); journals and resumable rows
-//! files are appended to in place ([`open_append`]) after the same refusals.
+//! files are appended to in place (`pgraphrag_eval::Journal`, `pgraphrag_eval::RowsFile`) after
+//! the same refusals.
 //!
 //! Links are not followed: the message says to write to the link's target instead.
-use std::fs::File;
 use std::path::Path;
 
 use anyhow::Context;
@@ -61,13 +61,6 @@ pub fn folder(flag: &str, dir: &Path, files: &[&str], inputs: &[Input]) -> anyho
         file(flag, &dir.join(f), inputs)?;
     }
     Ok(())
-}
-
-/// Opens the journal or rows file `path` of `flag` for appending (created when missing), after
-/// [`check_output`]'s refusals. Call [`file`] first, before the work starts, to refuse an
-/// input as well.
-pub fn open_append(flag: &str, path: &Path) -> anyhow::Result<File> {
-    pgraphrag_data::output::open_append(path, Symlinks::Refuse).map_err(|e| refused(flag, e))
 }
 
 /// Writes `bytes` to `path` atomically (temporary file, fsync, rename), creating its folder.

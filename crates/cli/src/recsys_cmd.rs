@@ -5,12 +5,11 @@
 //! The recipe (rows, candidate sets, prompts, retrieval, scoring, metrics) is
 //! `pgraphrag_recsys`; this module parses flags, opens files and renders progress and tables.
 use std::collections::HashSet;
-use std::fs::OpenOptions;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
+use pgraphrag_eval::{Resumed, RowsFile, RunDir};
 use pgraphrag_llm::{GgufModel, GgufOptions};
 use pgraphrag_recsys::{
     Aggregation, CachedScorer, Dataset, Done, EvalConfig, EvalData, ExactIndex, GgufLetterScorer,
@@ -371,14 +370,11 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
         seed: a.seed,
         max_triples: a.max_triples,
     };
-    check_config(&a.out, &config)?;
-    let (earlier, torn) = read_rows(&a.out)?;
-    if torn {
-        eprintln!(
-            "{}: dropped a torn last line (an interrupted write; its score is in the cache)",
-            a.out.display()
-        );
-    }
+    let Resumed {
+        file: mut rows_file,
+        rows: earlier,
+        ..
+    } = resume(&a.out, &config)?;
     let done: HashSet<Done> = earlier
         .iter()
         .map(|r| (r.row, r.method.clone(), r.candidates.len()))
@@ -393,7 +389,6 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
         ..EvalConfig::default()
     };
     let rec = Recommender::over(&data, &retriever, &kaping, prompts);
-    let mut out = crate::output::open_append("--out", &a.out)?;
     let t = Instant::now();
     let mut new_rows = Vec::new();
     let scored = evaluate(
@@ -405,9 +400,8 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
         &done,
         &bar,
         &mut |r| {
-            let line = serde_json::to_string(&r).expect("a scored row serialises");
-            writeln!(out, "{line}")
-                .and_then(|_| out.flush())
+            rows_file
+                .append(&r)
                 .map_err(|e| pgraphrag_recsys::Error::ScoreOutput {
                     problem: format!("a row that could not be written to the rows file ({e})"),
                 })?;
@@ -454,74 +448,34 @@ pub(crate) fn report(
     let table = render(&summary, dataset, config, what);
     print!("{table}");
     if let Some(dir) = results {
-        crate::output::write(&dir.join("results.md"), table.as_bytes())?;
-        let json = serde_json::json!({ "config": config, "summary": summary });
-        let json = serde_json::to_string_pretty(&json)? + "\n";
-        crate::output::write(&dir.join("results.json"), json.as_bytes())?;
-    }
-    Ok(())
-}
-
-pub(crate) fn check_config(out: &Path, config: &RunConfig) -> anyhow::Result<()> {
-    let mut p = out.as_os_str().to_owned();
-    p.push(".config.json");
-    let path = PathBuf::from(p);
-    if path.exists() {
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
-        let old: RunConfig = serde_json::from_str(&text)
-            .with_context(|| format!("{} is not a recsys run configuration", path.display()))
-            .or_usage()?;
-        if &old != config {
-            bail!(usage(format!(
-                "{} was made with other settings ({old:?}; now {config:?}); pass another --out",
-                out.display()
-            )));
-        }
-    } else {
-        crate::output::write(
-            &path,
-            (serde_json::to_string_pretty(config)? + "\n").as_bytes(),
+        let dir = RunDir::new(dir);
+        dir.write("results.md", table.as_bytes())?;
+        dir.write_json(
+            "results.json",
+            &serde_json::json!({ "config": config, "summary": summary }),
         )?;
     }
     Ok(())
 }
 
-/// The rows already in `path` (none when it does not exist), and whether a torn last line
-/// (no newline, unparsable) was dropped. Any other unreadable line is an error naming it.
-pub(crate) fn read_rows(path: &Path) -> anyhow::Result<(Vec<ScoredRow>, bool)> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), false)),
-        Err(e) => {
-            return Err(e)
-                .with_context(|| format!("reading {}; pass another --out", path.display()))
-                .or_usage();
+/// The rows file `out` of a run with `config`, resumed ([`RowsFile::resume`]: other settings
+/// refused, a torn last line cut off); other settings, or a file that is not a rows file, is
+/// bad usage.
+pub(crate) fn resume(out: &Path, config: &RunConfig) -> anyhow::Result<Resumed<ScoredRow>> {
+    use pgraphrag_eval::Error;
+    let resumed = RowsFile::resume(out, config).map_err(|e| match e {
+        Error::OtherSettings { .. } | Error::Manifest { .. } | Error::RowsLine { .. } => {
+            usage(format!("{e}; pass another --out"))
         }
-    };
-    // Everything up to the last newline is whole lines; what follows it is a torn write.
-    let whole = text.rfind('\n').map_or(0, |i| i + 1);
-    let mut rows = Vec::new();
-    for (i, line) in text[..whole].lines().enumerate() {
-        rows.push(serde_json::from_str::<ScoredRow>(line).map_err(|e| {
-            usage(format!(
-                "{}:{}: not a scored row ({e}); pass another --out",
-                path.display(),
-                i + 1
-            ))
-        })?);
+        e => anyhow::Error::new(e).context(format!("resuming {}", out.display())),
+    })?;
+    if resumed.torn {
+        eprintln!(
+            "{}: dropped a torn last line (an interrupted write; its unit is scored again)",
+            out.display()
+        );
     }
-    let torn = whole < text.len();
-    if torn {
-        // Cut the torn tail off in place (no rewrite that a kill could interrupt), so the next
-        // appended row starts on its own line.
-        OpenOptions::new()
-            .write(true)
-            .open(path)
-            .and_then(|f| f.set_len(whole as u64))
-            .with_context(|| format!("cutting the torn last line off {}", path.display()))?;
-    }
-    Ok((rows, torn))
+    Ok(resumed)
 }
 
 pub(crate) fn render(
@@ -566,41 +520,4 @@ pub(crate) fn render(
         ));
     }
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::read_rows;
-
-    const ROW: &str = r#"{"row":0,"user_id":1,"method":"none","history":[1],"candidates":[2,3],"target":2,"scores":[0.5,0.1],"retrieved":[]}"#;
-
-    #[test]
-    fn a_torn_last_line_is_cut_off_in_place() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("rows.jsonl");
-        // Two whole rows, then a write killed half way (even one that parses is not whole
-        // without its newline: the next row would be appended onto it).
-        std::fs::write(&path, format!("{ROW}\n{ROW}\n{ROW}")).unwrap();
-        let (rows, torn) = read_rows(&path).unwrap();
-        assert_eq!((rows.len(), torn), (2, true));
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            format!("{ROW}\n{ROW}\n")
-        );
-        let (rows, torn) = read_rows(&path).unwrap();
-        assert_eq!((rows.len(), torn), (2, false));
-    }
-
-    #[test]
-    fn a_bad_whole_line_names_file_and_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("rows.jsonl");
-        std::fs::write(&path, format!("{ROW}\nnot json\n")).unwrap();
-        let e = read_rows(&path).unwrap_err().to_string();
-        assert!(e.contains("rows.jsonl:2: not a scored row"), "{e}");
-        assert_eq!(
-            read_rows(&dir.path().join("none.jsonl")).unwrap().0.len(),
-            0
-        );
-    }
 }

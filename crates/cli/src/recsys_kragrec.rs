@@ -2,7 +2,6 @@
 //! and `pgraphrag recsys eval --adapter` share, the cached per-row retrieval, and the
 //! evaluation of a trained encoder into the recsys rows file and tables.
 use std::collections::HashSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -21,7 +20,7 @@ use pgraphrag_train::{
 
 use crate::error::{OrUsage, usage};
 use crate::progress::Bar;
-use crate::recsys_cmd::{AggregationArg, DatasetArg, RunConfig, check_config, encoder, read_rows};
+use crate::recsys_cmd::{AggregationArg, DatasetArg, RunConfig, encoder, resume};
 
 /// Triples recorded per row (as the KG-Text method's prompt gets).
 pub(crate) const MAX_TRIPLES: usize = 10;
@@ -352,8 +351,11 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
         seed: a.seed,
         max_triples: MAX_TRIPLES,
     };
-    check_config(a.out, &config)?;
-    let (earlier, _) = read_rows(a.out)?;
+    let pgraphrag_eval::Resumed {
+        file: mut out,
+        rows: earlier,
+        ..
+    } = resume(a.out, &config)?;
     let done: HashSet<(usize, usize)> = earlier
         .iter()
         .map(|r| (r.row, r.candidates.len()))
@@ -365,7 +367,6 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
         RetrievalCache::open(&cache_path(a.cache, a.out), &cache_key(&l, &retrieval)).or_usage()?;
     let knowledge = retrieve_rows(&retriever, &l.data, &l.data.rows, &mut cache, &bar)?;
     let feats = GraphFeatures::new(&l.kg.graph, &l.vectors, &l.enc, retrieval.ego_hops)?;
-    let mut out = crate::output::open_append("--out", a.out)?;
     let t = Instant::now();
     let mut all = earlier;
     let mut scored = 0usize;
@@ -398,9 +399,7 @@ pub(crate) fn eval_adapter(a: AdapterEval<'_>) -> anyhow::Result<()> {
                 Some(_) => format!("lora w/ {}", a.ablation.method()),
                 None => a.ablation.method(),
             };
-            writeln!(out, "{}", serde_json::to_string(&r)?)
-                .and_then(|_| out.flush())
-                .with_context(|| format!("appending to {}", a.out.display()))?;
+            out.append(&r)?;
             all.push(r);
             scored += 1;
         }

@@ -7,7 +7,6 @@
 //! tokens measured on the model) → summarise every user the store lacks, each committed as it
 //! finishes → `stats {...}` on stdout, optional JSONL export. See `docs/stages.md`.
 use std::collections::HashSet;
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -137,11 +136,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .allow_new_config(args.summarizer.new_config)
         .scope(args.summarizer.summary_scope);
     if let Some(path) = &args.journal {
-        let mut file = open_journal(path)?;
-        job = job.on_stored(move |user| {
-            // One write per line (O_APPEND): a line is whole or absent after a crash.
-            let _ = file.write_all(format!("stored {user}\n").as_bytes());
-        });
+        job = job.on_stored(pgraphrag_eval::Journal::open(path)?.into_hook());
     }
     eprintln!(
         "summarize: {} questions of {}, task {}, model {model_id}, version {version}, store {}",
@@ -225,12 +220,6 @@ pub(crate) fn summary_budget(
         )));
     }
     Ok(budget)
-}
-
-/// Opens (appending, creating) the `--journal` file of finished work, after the refusals of
-/// [`crate::output::open_append`] (a link, a folder, a FIFO, a device).
-pub(crate) fn open_journal(path: &std::path::Path) -> anyhow::Result<std::fs::File> {
-    crate::output::open_append("--journal", path)
 }
 
 /// Maps the job's bad-input errors to usage errors (exit code 2).

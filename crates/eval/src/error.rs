@@ -70,6 +70,36 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// A resumable file was made with other settings than the run's: its settings manifest
+    /// (`FILE.config.json`, see [`crate::RowsFile::resume`]) differs.
+    #[error("{path} was made with other settings ({found}; now {expected})")]
+    OtherSettings {
+        /// The resumable file (not its manifest).
+        path: PathBuf,
+        /// The settings the file was made with, as `{:?}` shows them.
+        found: String,
+        /// The settings of this run, as `{:?}` shows them.
+        expected: String,
+    },
+    /// A settings manifest that does not hold settings of the run's type (another program's
+    /// file, or one edited by hand).
+    #[error("{path} is not a settings manifest of this run ({problem})")]
+    Manifest {
+        /// The manifest.
+        path: PathBuf,
+        /// What the parser said.
+        problem: String,
+    },
+    /// A whole line of a rows file that is not a row of the run's type.
+    #[error("{path}:{line}: not a row of this run ({problem})")]
+    RowsLine {
+        /// The rows file.
+        path: PathBuf,
+        /// The 1-based line.
+        line: usize,
+        /// What the parser said.
+        problem: String,
+    },
     /// The caller passed something unusable.
     #[error("invalid input: {0}")]
     InvalidInput(String),

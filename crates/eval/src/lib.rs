@@ -21,6 +21,9 @@
 //! * [`ResultsTable`], [`Scorer`], [`TextScorer`] (ROUGE-1/L, METEOR), [`RatingScorer`]
 //!   (MAE/RMSE): extraction, scores, tables (Markdown, CSV, and SVG bar charts with
 //!   [`ResultsTable::to_svg`]; [`ResultsTable::from_csv`] reads a CSV back).
+//! * [`RunDir`], [`RowsFile`], [`Journal`]: a run's files: result files written atomically,
+//!   the resumable rows file with its settings manifest (a run with other settings refused, a
+//!   torn last line cut off), the journal of finished units.
 //! * [`vs_best_constant`]: a rating grid against answering the same rating for every user,
 //!   paired over users with bootstrap intervals.
 //! * [`baselines`]: answers without an LLM (constants, the input's first words or sentence,
@@ -62,6 +65,7 @@ mod output;
 mod plot;
 pub mod rank;
 pub mod recipe;
+mod run_dir;
 #[cfg(feature = "postgres")]
 pub mod store;
 mod table;

@@ -2,51 +2,22 @@ use std::path::PathBuf;
 
 /// Everything that can go wrong loading the recommendation data or building rows from it.
 /// Every file error names the file and the 1-based line (the header is line 1).
+///
+/// ```
+/// use pgraphrag_recsys::RecboleError;
+/// let e = pgraphrag_recsys::Ml1m::load(std::path::Path::new("no/such/dir")).unwrap_err();
+/// assert!(matches!(e, pgraphrag_recsys::Error::Recbole(RecboleError::Io { .. })));
+/// assert!(e.to_string().starts_with("cannot read no/such/dir"), "{e}");
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The file could not be read.
-    #[error("cannot read {path} (check the path; scripts/fetch-corpora.sh fetches ML-100K)")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A line is not UTF-8 in a file that must be.
-    #[error("{path}:{line}: not UTF-8; re-encode the file as UTF-8")]
-    NotUtf8 {
-        /// The file.
-        path: PathBuf,
-        /// The line.
-        line: usize,
-    },
-    /// The file has no header, or the header lacks a column.
-    #[error("{path}:1: header has no column {column:?} (found {found:?})")]
-    MissingColumn {
-        /// The file.
-        path: PathBuf,
-        /// The column looked for.
-        column: String,
-        /// The header's columns.
-        found: Vec<String>,
-    },
-    /// Another error of the data crate's RecBole reader.
+    /// The data crate's line and RecBole atomic-file reader failed: the file cannot be read,
+    /// is cut short, a line is not UTF-8, the header lacks a column, or a line has the wrong
+    /// number of fields. Each names the file and the line; the ML-1M readers of this crate
+    /// report the same facts with the same variants.
     #[error(transparent)]
-    Recbole(pgraphrag_data::RecboleError),
-    /// A line has the wrong number of fields.
-    #[error("{path}:{line}: {found} fields, expected {expected}")]
-    Fields {
-        /// The file.
-        path: PathBuf,
-        /// The line.
-        line: usize,
-        /// Fields the format has.
-        expected: usize,
-        /// Fields the line has.
-        found: usize,
-    },
+    Recbole(#[from] pgraphrag_data::RecboleError),
     /// The CSV reader failed on a record.
     #[error("{path}:{line}: malformed CSV: {message}")]
     Csv {

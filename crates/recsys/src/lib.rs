@@ -80,6 +80,9 @@ pub use kg::{KgReport, MovieKg, build_kg};
 pub use link::{KgLink, LinkReport, link_ml1m};
 pub use ml1m::{Ml1m, Ml1mRow};
 pub use ml100k::{Interaction, ML100K_FILES, Ml100k, Triple};
+/// The data crate's reader error, which [`Error::Recbole`] wraps (re-exported so a caller can
+/// match it without depending on `pgraphrag-data`).
+pub use pgraphrag_data::RecboleError;
 pub use popularity::{Counted, Popularity, PopularityGate, Take};
 pub use prompt::{FACTS_PREAMBLE, PromptStyle, instruction, triple_line, with_facts};
 pub use retrieve::{

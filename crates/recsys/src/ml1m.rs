@@ -8,6 +8,7 @@ use crate::rows::Row;
 use crate::text::{Decode, lines, parse_flag, parse_id, parse_py_list, parse_time, read};
 use crate::title::{Movie, split_title_year};
 use crate::{Error, Result};
+use pgraphrag_data::RecboleError;
 
 /// One row of `test_filtered.csv`: a user, ten history items with like (1) / dislike (0)
 /// flags, the target and its flag.
@@ -120,12 +121,12 @@ fn read_movies(path: &Path) -> Result<(BTreeMap<u32, Movie>, bool)> {
     for (line, text) in decoded.lines {
         let f: Vec<&str> = text.split("::").collect();
         if f.len() != 3 {
-            return Err(Error::Fields {
+            return Err(Error::from(RecboleError::Fields {
                 path: path.to_path_buf(),
                 line,
                 expected: 3,
                 found: f.len(),
-            });
+            }));
         }
         let id = parse_id(path, line, "MovieID", f[0])?;
         let (title, year) = split_title_year(f[1]).ok_or_else(|| Error::Value {
@@ -195,14 +196,13 @@ fn read_rows(path: &Path, movies: &BTreeMap<u32, Movie>, catalogue: &Path) -> Re
         .collect();
     let mut idx: HashMap<&str, usize> = HashMap::new();
     for c in COLUMNS {
-        let at = found
-            .iter()
-            .position(|h| h == c)
-            .ok_or_else(|| Error::MissingColumn {
+        let at = found.iter().position(|h| h == c).ok_or_else(|| {
+            Error::from(RecboleError::MissingColumn {
                 path: path.to_path_buf(),
                 column: c.to_string(),
                 found: pgraphrag_data::recbole::header_names(&found),
-            })?;
+            })
+        })?;
         idx.insert(c, at);
     }
     let mut rows = Vec::new();
@@ -217,18 +217,20 @@ fn read_rows(path: &Path, movies: &BTreeMap<u32, Movie>, catalogue: &Path) -> Re
             continue; // a blank line
         }
         if rec.len() != found.len() {
-            return Err(Error::Fields {
+            return Err(Error::from(RecboleError::Fields {
                 path: path.to_path_buf(),
                 line,
                 expected: found.len(),
                 found: rec.len(),
-            });
+            }));
         }
         let field = |c: &str| -> Result<&str> {
             let raw = rec.get(idx[c]).unwrap_or(b"");
-            std::str::from_utf8(raw).map_err(|_| Error::NotUtf8 {
-                path: path.to_path_buf(),
-                line,
+            std::str::from_utf8(raw).map_err(|_| {
+                Error::from(RecboleError::NotUtf8 {
+                    path: path.to_path_buf(),
+                    line,
+                })
             })
         };
         let user = parse_id(path, line, "user_id", field("user_id")?)?;
@@ -296,12 +298,12 @@ fn read_names(path: &Path) -> Result<BTreeMap<u32, String>> {
     let mut first: HashMap<u32, usize> = HashMap::new();
     for (line, text) in lines(path, &bytes, Decode::Utf8)?.lines {
         let Some((id, name)) = text.split_once('\t') else {
-            return Err(Error::Fields {
+            return Err(Error::from(RecboleError::Fields {
                 path: path.to_path_buf(),
                 line,
                 expected: 2,
                 found: 1,
-            });
+            }));
         };
         let id = parse_id(path, line, "id", id)?;
         if let Some(&prev) = first.get(&id) {

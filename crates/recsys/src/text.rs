@@ -4,43 +4,12 @@ use std::path::Path;
 
 use crate::{Error, Result};
 
-use pgraphrag_data::recbole::{AtomicFile, RecboleError};
+use pgraphrag_data::recbole::AtomicFile;
 pub(crate) use pgraphrag_data::recbole::{Decode, lines, read};
 
 /// A RecBole atomic file whose every record has as many fields as its header.
 pub(crate) fn read_atomic(path: &Path) -> Result<AtomicFile> {
     Ok(AtomicFile::read(path)?.exact()?)
-}
-
-/// The data crate's reader errors as this crate's variants (the same facts, one place each).
-impl From<RecboleError> for Error {
-    fn from(e: RecboleError) -> Error {
-        match e {
-            RecboleError::Io { path, source } => Error::Io { path, source },
-            RecboleError::NotUtf8 { path, line } => Error::NotUtf8 { path, line },
-            RecboleError::MissingColumn {
-                path,
-                column,
-                found,
-            } => Error::MissingColumn {
-                path,
-                column,
-                found,
-            },
-            RecboleError::Fields {
-                path,
-                line,
-                expected,
-                found,
-            } => Error::Fields {
-                path,
-                line,
-                expected,
-                found,
-            },
-            other => Error::Recbole(other),
-        }
-    }
 }
 
 fn value_error(path: &Path, line: usize, field: &str, value: &str, expected: &str) -> Error {

@@ -2,7 +2,8 @@
 use std::path::Path;
 
 use pgraphrag_recsys::{
-    CandidateSampler, Error, Ml1m, Ml100k, Popularity, PopularityGate, Take, leave_one_out,
+    CandidateSampler, Error, Ml1m, Ml100k, Popularity, PopularityGate, RecboleError, Take,
+    leave_one_out,
 };
 
 const ITEM: &str = "item_id:token\tmovie_title:token_seq\trelease_year:token\tclass:token_seq\n\
@@ -55,12 +56,12 @@ fn kg_line_with_wrong_field_count() {
     assert!(
         matches!(
             e,
-            Error::Fields {
+            Error::Recbole(RecboleError::Fields {
                 line: 3,
                 expected: 3,
                 found: 2,
                 ..
-            }
+            })
         ),
         "{e}"
     );
@@ -138,7 +139,10 @@ fn interaction_with_unknown_item_or_bad_value() {
     .unwrap_err();
     assert!(matches!(e, Error::Value { line: 4, .. }), "{e}");
     let e = ml100k(d.path(), ITEM, "user_id:token\titem_id:token\n", KG, LINK).unwrap_err();
-    assert!(matches!(e, Error::MissingColumn { .. }), "{e}");
+    assert!(
+        matches!(e, Error::Recbole(RecboleError::MissingColumn { .. })),
+        "{e}"
+    );
 }
 
 #[test]
@@ -152,12 +156,18 @@ fn non_utf8_bytes() {
     }
     std::fs::write(d.path().join("ml-100k.item"), &bytes).unwrap();
     let e = Ml100k::load(d.path()).unwrap_err();
-    assert!(matches!(e, Error::NotUtf8 { line: 4, .. }), "{e}");
+    assert!(
+        matches!(e, Error::Recbole(RecboleError::NotUtf8 { line: 4, .. })),
+        "{e}"
+    );
     // movies.dat is decoded as latin-1 (checked in good_fixtures_load); the CSV is UTF-8.
     let mut csv = rows("5,\"['1', '2']\",\"[1, 0]\",3,1,9\n");
     csv.extend_from_slice(b"6,\"['1']\",\"[1]\",2,1,9\xff\n");
     let e = ml1m(d.path(), MOVIES, &csv).unwrap_err();
-    assert!(matches!(e, Error::NotUtf8 { line: 3, .. }), "{e}");
+    assert!(
+        matches!(e, Error::Recbole(RecboleError::NotUtf8 { line: 3, .. })),
+        "{e}"
+    );
 }
 
 /// Whether an error is the expected one.
@@ -206,12 +216,12 @@ fn ml1m_row_errors() {
         ("5,\"['1', '2']\",\"[1, 0]\",3,1\n", |e| {
             matches!(
                 e,
-                Error::Fields {
+                Error::Recbole(RecboleError::Fields {
                     line: 2,
                     expected: 6,
                     found: 5,
                     ..
-                }
+                })
             )
         }),
         ("5,\"1, 2\",\"[1, 0]\",3,1,9\n", |e| {
@@ -226,9 +236,12 @@ fn ml1m_row_errors() {
     let e = ml1m(d.path(), b"1::No year::Drama\n", &rows("")).unwrap_err();
     assert!(matches!(e, Error::Value { line: 1, .. }), "{e}");
     let e = ml1m(d.path(), b"1::Heat (1995)\n", &rows("")).unwrap_err();
-    assert!(matches!(e, Error::Fields { line: 1, .. }), "{e}");
+    assert!(
+        matches!(e, Error::Recbole(RecboleError::Fields { line: 1, .. })),
+        "{e}"
+    );
     let e = Ml1m::load(&d.path().join("missing")).unwrap_err();
-    assert!(matches!(e, Error::Io { .. }), "{e}");
+    assert!(matches!(e, Error::Recbole(RecboleError::Io { .. })), "{e}");
 }
 
 #[test]

@@ -238,6 +238,7 @@ fn run_twice_then_export() {
         "--quiet",
     ]);
     let st = stats(&ok(&o));
+    assert_eq!(st["encoder_precision"], "f32", "{st}");
     assert_eq!(st["train_examples"], 15, "{st}");
     for task in ["summary", "synthesis", "generation", "author_distinction"] {
         assert_eq!(st["records"][task], 15, "{task}: {st}");
@@ -282,6 +283,41 @@ fn run_twice_then_export() {
         .find(|r| r["task"] == "author_distinction")
         .unwrap();
     assert!(["true", "false"].contains(&pair["target"].as_str().unwrap()));
+
+    // The int8 encoder: the same records, its precision recorded, its embeddings cached apart
+    // from f32's in the same cache file.
+    let cache = d.path().join("embeddings.sqlite");
+    let train8 = d.path().join("train8.jsonl");
+    let export8 = |precision: &str, out: &Path| {
+        let o = pgraphrag(&[
+            "multistage",
+            "export",
+            "--examples",
+            s(&ex),
+            "--out",
+            s(out),
+            "--encoder",
+            s(&minilm),
+            "--encoder-precision",
+            precision,
+            "--embedding-cache",
+            s(&cache),
+            "--wordnet",
+            s(&wn),
+            "--quiet",
+        ]);
+        stats(&ok(&o))
+    };
+    let st8 = export8("int8", &train8);
+    assert_eq!(st8["encoder_precision"], "int8", "{st8}");
+    assert_eq!(st8["records"], st["records"], "{st8}");
+    let st32 = export8("f32", &d.path().join("train32.jsonl"));
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("train32.jsonl")).unwrap(),
+        text,
+        "f32 vectors read back from a cache that also holds int8 ones"
+    );
+    assert_eq!(st32["encoder_precision"], "f32");
 }
 
 #[test]
