@@ -210,13 +210,6 @@ mod tests {
     }
 
     #[test]
-    fn this_crates_generators_fit_blocking() {
-        fn fits<G: Generator + Send + Sync + 'static>() {}
-        fits::<crate::GgufModel>();
-        fits::<crate::OpenAiClient>();
-    }
-
-    #[test]
     fn outside_a_runtime_is_an_error_not_a_panic() {
         let g = Blocking::new(Echo);
         let out = g

@@ -1,4 +1,4 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Everything that can go wrong in this crate. Every variant names what was involved (the
 /// file, the URL, the token counts) and, where there is one, what to do about it.
@@ -134,6 +134,15 @@ impl LlmError {
             context: context.into(),
             source: source.into(),
         }
+    }
+}
+
+/// [`LlmError::InvalidGguf`] for the file at `path`, with what was wrong: the one error of a
+/// GGUF file that is not what it should be, whichever layer (reader, tokenizer, engine) found it.
+pub(crate) fn invalid(path: &Path, reason: impl Into<String>) -> LlmError {
+    LlmError::InvalidGguf {
+        path: path.to_path_buf(),
+        reason: reason.into(),
     }
 }
 

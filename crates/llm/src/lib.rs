@@ -47,11 +47,18 @@
 //! (binaries read `OPENAI_API_KEY` themselves).
 #![deny(missing_docs)]
 
+// The modules are layers, bottom to top (README.md, "Layers", says what each may import):
+// 1 format: error, gguf; 2 parts: tokenizer, template, lora, async_generator; 3 engines:
+// native, candle, openai; 4 model: model (GgufModel, options, weights); 5 generation:
+// model::{batch, sampler}; 6 this facade, which only re-exports.
 #[cfg(feature = "async")]
 mod async_generator;
+#[cfg(feature = "candle")]
+mod candle;
 mod error;
 mod gguf;
 mod lora;
+mod model;
 mod native;
 mod openai;
 mod template;
@@ -59,19 +66,23 @@ mod tokenizer;
 
 #[cfg(feature = "async")]
 pub use async_generator::{AsyncGenerator, Blocking};
-pub use error::{LlmError, Result};
 #[cfg(feature = "candle")]
-pub use gguf::candle_device;
+pub use candle::candle_device;
+pub use error::{LlmError, Result};
+pub use gguf::dims::{LlamaDims, read_llama_dims};
 pub use gguf::file::{GgufHeader, read_gguf_header};
-pub use gguf::{
-    Activations, Architecture, ContextOverflow, DeviceChoice, Engine, FinishReason, Generation,
-    GgufModel, GgufOptions, Kernels, Prefill, WeightFormat,
+pub use gguf::options::{
+    Activations, Architecture, ContextOverflow, DeviceChoice, Engine, Kernels, Prefill,
+    WeightFormat,
 };
 pub use lora::{LoraAdapter, LoraTarget, LowRank};
-pub use native::dense::{LlamaDims, LlamaF32, LlamaLayerF32, load_llama_f32, read_llama_dims};
+pub use model::GgufModel;
+pub use model::options::{FinishReason, Generation, GgufOptions};
+pub use native::dense::{LlamaF32, LlamaLayerF32, load_llama_f32};
+pub use openai::OpenAiClient;
 #[cfg(feature = "async")]
 pub use openai::async_client::{AsyncOpenAiClient, TextStream};
-pub use openai::{Completion, OpenAiClient, OpenAiOptions};
+pub use openai::options::{Completion, OpenAiOptions};
 pub use template::ChatTemplate;
 pub use tokenizer::LlmTokenizer;
 
@@ -83,3 +94,15 @@ pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 #[cfg(all(doctest, feature = "async"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+#[cfg(all(test, feature = "async"))]
+mod tests {
+    /// The facade's unit test: the generators of the layers below fit [`crate::Blocking`]
+    /// (its own tests sit in its layer, which does not know them).
+    #[test]
+    fn this_crates_generators_fit_blocking() {
+        fn fits<G: pgraphrag_core::Generator + Send + Sync + 'static>() {}
+        fits::<crate::GgufModel>();
+        fits::<crate::OpenAiClient>();
+    }
+}

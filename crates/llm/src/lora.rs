@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{LlmError, Result};
-use crate::native::dense::LlamaDims;
+use crate::gguf::dims::LlamaDims;
 
 /// A projection of a llama block that can carry an adapter (named by its GGUF tensor).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -3,7 +3,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::gguf::file::{GgufFile, Value};
 use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
 use tokenizers::models::bpe::{BPE, Vocab};
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
@@ -12,6 +11,8 @@ use tokenizers::pre_tokenizers::sequence::Sequence;
 use tokenizers::{AddedToken, Tokenizer};
 
 use crate::error::{LlmError, Result};
+use crate::gguf::content::read_content;
+use crate::gguf::file::{GgufFile, Value};
 
 /// A model's tokenizer with the special-token facts generation needs.
 ///
@@ -40,41 +41,6 @@ impl std::fmt::Debug for LlmTokenizer {
     }
 }
 
-fn md<'a>(ct: &'a GgufFile, key: &str) -> Option<&'a Value> {
-    ct.get(key)
-}
-
-pub(crate) fn md_u32(ct: &GgufFile, key: &str) -> Option<u32> {
-    md(ct, key).and_then(Value::as_u32_lossless)
-}
-
-pub(crate) fn md_str<'a>(ct: &'a GgufFile, key: &str) -> Option<&'a str> {
-    md(ct, key).and_then(Value::as_str)
-}
-
-fn md_bool(ct: &GgufFile, key: &str) -> Option<bool> {
-    md(ct, key).and_then(Value::as_bool)
-}
-
-fn string_array(ct: &GgufFile, key: &str, path: &Path) -> Result<Vec<String>> {
-    let err = |reason: String| LlmError::Tokenizer {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let v = md(ct, key).ok_or_else(|| err(format!("GGUF metadata has no `{key}`")))?;
-    let arr = v
-        .as_array()
-        .ok_or_else(|| err(format!("`{key}` is not an array")))?;
-    arr.iter()
-        .enumerate()
-        .map(|(i, x)| {
-            x.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| err(format!("`{key}`[{i}] is not a string")))
-        })
-        .collect()
-}
-
 impl LlmTokenizer {
     /// Builds the byte-level BPE tokenizer that a `gpt2`-style GGUF file declares: the GGUF
     /// vocabulary and merges, pre-tokenizer `Sequence[Digits(individual_digits=true),
@@ -90,7 +56,7 @@ impl LlmTokenizer {
     /// # Ok::<(), pgraphrag_llm::LlmError>(())
     /// ```
     pub fn from_gguf(path: &Path) -> Result<Self> {
-        let (ct, _, _) = crate::gguf::read_content(path)?;
+        let (ct, _, _) = read_content(path)?;
         Self::from_metadata(&ct, path)
     }
 
@@ -100,18 +66,18 @@ impl LlmTokenizer {
             path: path.to_path_buf(),
             reason,
         };
-        let kind = md_str(ct, "tokenizer.ggml.model").unwrap_or("");
+        let kind = ct.md_str("tokenizer.ggml.model").unwrap_or("");
         if kind != "gpt2" {
             return Err(err(format!(
                 "GGUF tokenizer model `{kind}` cannot be rebuilt from metadata (only byte-level BPE `gpt2` can); pass a tokenizer.json with GgufOptions::tokenizer_json or put `{}` next to the model",
                 sibling_tokenizer_name(path)
             )));
         }
-        let tokens = string_array(ct, "tokenizer.ggml.tokens", path)?;
+        let tokens = ct.md_strings("tokenizer.ggml.tokens").map_err(err)?;
         if tokens.is_empty() {
             return Err(err("`tokenizer.ggml.tokens` is empty".into()));
         }
-        if let Some(Value::Array(types)) = md(ct, "tokenizer.ggml.token_type")
+        if let Some(Value::Array(types)) = ct.get("tokenizer.ggml.token_type")
             && types.len() != tokens.len()
         {
             return Err(err(format!(
@@ -121,7 +87,7 @@ impl LlmTokenizer {
             )));
         }
         for key in ["tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id"] {
-            if let Some(id) = md_u32(ct, key)
+            if let Some(id) = ct.md_u32(key)
                 && id as usize >= tokens.len()
             {
                 return Err(err(format!(
@@ -130,7 +96,9 @@ impl LlmTokenizer {
                 )));
             }
         }
-        let merges: Vec<(String, String)> = string_array(ct, "tokenizer.ggml.merges", path)?
+        let merges: Vec<(String, String)> = ct
+            .md_strings("tokenizer.ggml.merges")
+            .map_err(err)?
             .into_iter()
             .map(|m| {
                 m.split_once(' ')
@@ -144,8 +112,9 @@ impl LlmTokenizer {
             .map(|(i, t)| (t.clone(), i as u32))
             .collect();
         let mut builder = BPE::builder().vocab_and_merges(vocab_map, merges);
-        if let Some(unk) = md_u32(ct, "tokenizer.ggml.unknown_token_id")
-            .or_else(|| md_u32(ct, "tokenizer.ggml.unk_token_id"))
+        if let Some(unk) = ct
+            .md_u32("tokenizer.ggml.unknown_token_id")
+            .or_else(|| ct.md_u32("tokenizer.ggml.unk_token_id"))
             .and_then(|i| tokens.get(i as usize))
         {
             builder = builder.unk_token(unk.clone());
@@ -159,7 +128,7 @@ impl LlmTokenizer {
             ByteLevel::new(false, true, true).into(),
         ])));
         tk.with_decoder(Some(ByteLevelDecoder::new(false, true, true)));
-        if let Some(Value::Array(types)) = md(ct, "tokenizer.ggml.token_type") {
+        if let Some(Value::Array(types)) = ct.get("tokenizer.ggml.token_type") {
             let specials: Vec<AddedToken> = types
                 .iter()
                 .enumerate()
@@ -178,9 +147,9 @@ impl LlmTokenizer {
         Ok(LlmTokenizer {
             inner: tk,
             vocab,
-            bos: md_u32(ct, "tokenizer.ggml.bos_token_id"),
-            eos: md_u32(ct, "tokenizer.ggml.eos_token_id"),
-            add_bos: md_bool(ct, "tokenizer.ggml.add_bos_token").unwrap_or(false),
+            bos: ct.md_u32("tokenizer.ggml.bos_token_id"),
+            eos: ct.md_u32("tokenizer.ggml.eos_token_id"),
+            add_bos: ct.md_bool("tokenizer.ggml.add_bos_token").unwrap_or(false),
             source: path.to_path_buf(),
         })
     }
@@ -189,7 +158,7 @@ impl LlmTokenizer {
     /// metadata of the GGUF model `gguf` (the model's own facts), the text pipeline from the
     /// file.
     pub fn from_json(json: &Path, gguf: &Path) -> Result<Self> {
-        let (ct, _, _) = crate::gguf::read_content(gguf)?;
+        let (ct, _, _) = read_content(gguf)?;
         Self::from_json_with(json, &ct)
     }
 
@@ -218,9 +187,9 @@ impl LlmTokenizer {
         Ok(LlmTokenizer {
             inner,
             vocab,
-            bos: md_u32(ct, "tokenizer.ggml.bos_token_id"),
-            eos: md_u32(ct, "tokenizer.ggml.eos_token_id"),
-            add_bos: md_bool(ct, "tokenizer.ggml.add_bos_token").unwrap_or(false),
+            bos: ct.md_u32("tokenizer.ggml.bos_token_id"),
+            eos: ct.md_u32("tokenizer.ggml.eos_token_id"),
+            add_bos: ct.md_bool("tokenizer.ggml.add_bos_token").unwrap_or(false),
             source: json.to_path_buf(),
         })
     }

@@ -1,12 +1,15 @@
 //! A reader for the GGUF container (versions 1 to 3): the metadata, the tensor directory and
 //! the raw bytes of one tensor. The native engine and the tokenizer use it; candle's engine
-//! reads the file again with candle's own reader.
+//! reads the file again with candle's own reader. Typed metadata accessors are in
+//! [`super::metadata`], opening and checking a model file in [`super::content`].
 //!
 //! Every length read from the file is checked against the bytes left before anything is
 //! allocated, so a corrupt header is an error, never a huge allocation or a panic.
 
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};
+
+use crate::error::{LlmError, Result};
 
 /// One metadata value.
 #[derive(Debug, Clone, PartialEq)]
@@ -479,7 +482,7 @@ pub struct GgufHeader {
 /// [`crate::GgufModel::load`] does that.
 ///
 /// Every count and length is checked against the bytes left before anything is allocated, so
-/// corrupt input is an [`LlmError::InvalidGguf`](crate::LlmError::InvalidGguf) (or [`LlmError::Io`](crate::LlmError::Io) if `r` fails to seek),
+/// corrupt input is an [`LlmError::InvalidGguf`] (or [`LlmError::Io`] if `r` fails to seek),
 /// never a panic or a huge allocation.
 ///
 /// ```
@@ -494,15 +497,12 @@ pub struct GgufHeader {
 /// b[8] = 0xff; // 255 tensors cannot fit
 /// assert!(pgraphrag_llm::read_gguf_header(&mut Cursor::new(&b), "x.gguf".as_ref()).is_err());
 /// ```
-pub fn read_gguf_header<R: Read + Seek>(
-    r: &mut R,
-    source: &std::path::Path,
-) -> crate::Result<GgufHeader> {
-    let len = r.seek(SeekFrom::End(0)).map_err(|e| crate::LlmError::Io {
+pub fn read_gguf_header<R: Read + Seek>(r: &mut R, source: &std::path::Path) -> Result<GgufHeader> {
+    let len = r.seek(SeekFrom::End(0)).map_err(|e| LlmError::Io {
         path: source.to_path_buf(),
         source: e,
     })?;
-    let f = GgufFile::read(r, len).map_err(|reason| crate::LlmError::InvalidGguf {
+    let f = GgufFile::read(r, len).map_err(|reason| LlmError::InvalidGguf {
         path: source.to_path_buf(),
         reason: format!("bad header: {reason}"),
     })?;

@@ -4,27 +4,13 @@
 use super::NativeLlama;
 use crate::error::Result;
 use crate::lora::{LoraAdapter, LoraTarget};
-use crate::native::dense::LlamaDims;
 
 impl NativeLlama {
     /// Applies `adapter` from now on (`None`: the stored weights alone), after checking that
     /// it fits the model. Forgets the KV caches of earlier prompts, computed without it.
     pub(crate) fn set_adapter(&mut self, adapter: Option<LoraAdapter>) -> Result<()> {
         if let Some(a) = &adapter {
-            let c = self.cfg;
-            let d = LlamaDims {
-                n_embd: c.n_embd,
-                n_head: c.n_head,
-                n_kv_head: c.n_kv_head,
-                head_dim: c.head_dim,
-                n_ff: c.n_ff,
-                n_layer: self.layers.len(),
-                rope_dim: c.rope_dim,
-                rope_base: c.rope_base,
-                eps: c.eps,
-                vocab: c.vocab,
-            };
-            a.check(&d, self.layers.len())?;
+            a.check(&self.cfg, self.layers.len())?;
         }
         self.lora = adapter;
         self.clear_prefixes();

@@ -50,9 +50,10 @@ impl NativeLlama {
         );
     }
 
-    /// [`Self::attention`] for [`Prefill::Rowwise`]: each (query, head) pair is computed over
-    /// its causal positions by [`prefill::Kernels::attend`] (keys transposed once per KV head),
-    /// so a row's result does not depend on the other rows of the call.
+    /// [`Self::attention`] for [`Prefill::Rowwise`](crate::Prefill::Rowwise): each (query,
+    /// head) pair is computed over its causal positions by [`prefill::Kernels::attend`] (keys
+    /// transposed once per KV head), so a row's result does not depend on the other rows of
+    /// the call.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn attention_rowwise(
         &self,

@@ -5,45 +5,8 @@
 use std::path::Path;
 
 use super::formats::QRows;
-use super::invalid;
-use super::load::read_dims;
-use crate::error::{LlmError, Result};
-use crate::gguf::weights::read_content;
-use crate::tokenizer::md_str;
-
-/// The hyper-parameters of a llama-architecture model (SmolLM2, Llama 2/3, Mistral-like), as
-/// its GGUF metadata gives them.
-///
-/// ```
-/// let d = pgraphrag_llm::LlamaDims {
-///     n_embd: 16, n_head: 2, n_kv_head: 1, head_dim: 8, n_ff: 32, n_layer: 2,
-///     rope_dim: 8, rope_base: 10000.0, eps: 1e-5, vocab: 40,
-/// };
-/// assert_eq!(d.n_head / d.n_kv_head, 2); // query heads per KV head
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LlamaDims {
-    /// Hidden size (`llama.embedding_length`).
-    pub n_embd: usize,
-    /// Query heads.
-    pub n_head: usize,
-    /// Key/value heads (grouped-query attention when fewer than `n_head`).
-    pub n_kv_head: usize,
-    /// Values per head (`n_embd / n_head`).
-    pub head_dim: usize,
-    /// Hidden size of the SiLU-gated MLP.
-    pub n_ff: usize,
-    /// Transformer blocks.
-    pub n_layer: usize,
-    /// Leading dimensions of each head rotated by RoPE (interleaved pairs), at most `head_dim`.
-    pub rope_dim: usize,
-    /// RoPE frequency base.
-    pub rope_base: f32,
-    /// RMSNorm epsilon.
-    pub eps: f32,
-    /// Vocabulary size (rows of the token embedding matrix).
-    pub vocab: usize,
-}
+use crate::error::{Result, invalid};
+use crate::gguf::dims::{LlamaDims, read_llama};
 
 /// One transformer block's weights, dequantized to f32. Matrices are row-major
 /// `[out, in]` (the GGUF layout, as a PyTorch `nn.Linear.weight`); norms are vectors.
@@ -84,52 +47,15 @@ pub struct LlamaF32 {
     pub output: Option<Vec<f32>>,
 }
 
-/// The hyper-parameters of a llama-architecture GGUF, read from its header (metadata and
-/// the shape of `token_embd.weight`) without loading any weight: the
-/// [`LlamaDims`] of [`load_llama_f32`]. Errors as [`load_llama_f32`].
-///
-/// ```no_run
-/// let d = pgraphrag_llm::read_llama_dims("models/SmolLM2-135M-Instruct.Q4_1.gguf".as_ref())?;
-/// assert_eq!((d.n_layer, d.n_embd, d.vocab), (30, 576, 49152));
-/// # Ok::<(), pgraphrag_llm::LlmError>(())
-/// ```
-pub fn read_llama_dims(path: &Path) -> Result<LlamaDims> {
-    let (ct, _, _) = read_content(path)?;
-    let arch = md_str(&ct, "general.architecture")
-        .ok_or_else(|| invalid(path, "no `general.architecture` in the metadata"))?;
-    if arch != "llama" {
-        return Err(LlmError::UnsupportedArchitecture {
-            path: path.to_path_buf(),
-            architecture: format!("{arch} (read_llama_dims reads llama models only)"),
-        });
-    }
-    let mut dims = read_dims(&ct, path)?;
-    let emb = ct
-        .tensors
-        .get("token_embd.weight")
-        .ok_or_else(|| invalid(path, "no tensor `token_embd.weight`"))?;
-    match emb.dims.as_slice() {
-        [vocab, n] if *n == dims.n_embd && *vocab > 0 => dims.vocab = *vocab,
-        other => {
-            return Err(invalid(
-                path,
-                format!(
-                    "`token_embd.weight` is {other:?}, expected [vocab, {}]",
-                    dims.n_embd
-                ),
-            ));
-        }
-    }
-    Ok(dims)
-}
-
 /// Reads a llama-architecture GGUF and dequantizes every weight to f32 with the native
 /// engine's own dequantization (the values [`crate::Activations::F32`] computes with), so a
 /// forward pass over them reproduces the engine up to f32 summation order.
 ///
-/// Errors: [`LlmError::ModelNotFound`], [`LlmError::InvalidGguf`] (bad header, missing or
-/// mis-shaped tensor, mixture-of-experts file), [`LlmError::UnsupportedArchitecture`] for
-/// anything but `llama`.
+/// Errors: [`LlmError::ModelNotFound`](crate::LlmError::ModelNotFound),
+/// [`LlmError::InvalidGguf`](crate::LlmError::InvalidGguf) (bad header, missing or mis-shaped
+/// tensor, mixture-of-experts file),
+/// [`LlmError::UnsupportedArchitecture`](crate::LlmError::UnsupportedArchitecture) for anything
+/// but `llama`.
 ///
 /// ```no_run
 /// let w = pgraphrag_llm::load_llama_f32("models/SmolLM2-135M-Instruct.Q4_1.gguf".as_ref())?;
@@ -138,16 +64,7 @@ pub fn read_llama_dims(path: &Path) -> Result<LlamaDims> {
 /// # Ok::<(), pgraphrag_llm::LlmError>(())
 /// ```
 pub fn load_llama_f32(path: &Path) -> Result<LlamaF32> {
-    let (ct, mut r, _) = read_content(path)?;
-    let arch = md_str(&ct, "general.architecture")
-        .ok_or_else(|| invalid(path, "no `general.architecture` in the metadata"))?;
-    if arch != "llama" {
-        return Err(LlmError::UnsupportedArchitecture {
-            path: path.to_path_buf(),
-            architecture: format!("{arch} (load_llama_f32 reads llama models only)"),
-        });
-    }
-    let mut dims = read_dims(&ct, path)?;
+    let (ct, mut r, mut dims) = read_llama(path, "load_llama_f32")?;
     let mut get = |name: &str, rows: Option<usize>, cols: usize| -> Result<(usize, Vec<f32>)> {
         let (info, raw) = ct
             .tensor_bytes(&mut r, name)

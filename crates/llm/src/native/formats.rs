@@ -5,8 +5,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::invalid;
-use crate::error::Result;
+use crate::error::{Result, invalid};
 use crate::gguf::file::GgmlType;
 
 /// One `Q4_1` block as stored (20 bytes): 32 weights `d·q + m`, `q` in 0..16 (low nibbles hold

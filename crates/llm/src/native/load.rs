@@ -5,74 +5,12 @@ use std::path::Path;
 
 use pgraphrag_core::simd::CpuFeatures;
 
-use super::dense::LlamaDims;
 use super::formats::{QK, QRows};
-use super::{Config, KvCache, Layer, Linear, NativeLlama, Seq, invalid, kernels, prefill, q8};
-use crate::error::Result;
+use super::{KvCache, Layer, Linear, NativeLlama, Seq, kernels, prefill, q8};
+use crate::error::{Result, invalid};
+use crate::gguf::dims::{LlamaDims, read_dims};
 use crate::gguf::file::{GgmlType, GgufFile};
-use crate::gguf::{Activations, Prefill};
-
-fn md_u32(ct: &GgufFile, key: &str) -> Option<usize> {
-    ct.get(key)
-        .and_then(|v| v.as_u32_exact())
-        .map(|v| v as usize)
-}
-fn md_f32(ct: &GgufFile, key: &str) -> Option<f32> {
-    ct.get(key).and_then(|v| v.as_f32())
-}
-
-/// The hyper-parameters of a llama-architecture GGUF (`ct` read from `path`), checked for
-/// consistency (heads divide the embedding, KV heads divide the heads, an even RoPE dimension
-/// no larger than a head); `vocab` is 0 here (the embedding matrix gives it). Mixture-of-experts
-/// files are refused.
-pub(super) fn read_dims(ct: &GgufFile, path: &Path) -> Result<LlamaDims> {
-    let need =
-        |k: &str| md_u32(ct, k).ok_or_else(|| invalid(path, format!("missing metadata `{k}`")));
-    if md_u32(ct, "llama.expert_count").unwrap_or(0) > 0 {
-        return Err(invalid(
-            path,
-            "mixture-of-experts llama models need the candle engine (Engine::Candle)",
-        ));
-    }
-    let n_embd = need("llama.embedding_length")?;
-    let n_head = need("llama.attention.head_count")?;
-    let n_kv_head = md_u32(ct, "llama.attention.head_count_kv").unwrap_or(n_head);
-    if n_head == 0
-        || n_kv_head == 0
-        || !n_embd.is_multiple_of(n_head)
-        || !n_head.is_multiple_of(n_kv_head)
-    {
-        return Err(invalid(
-            path,
-            format!("inconsistent heads: embedding {n_embd}, heads {n_head}, kv heads {n_kv_head}"),
-        ));
-    }
-    let head_dim = n_embd / n_head;
-    let rope_dim = md_u32(ct, "llama.rope.dimension_count").unwrap_or(head_dim);
-    if rope_dim > head_dim || !rope_dim.is_multiple_of(2) {
-        return Err(invalid(
-            path,
-            format!("rope dimension {rope_dim} for head size {head_dim}"),
-        ));
-    }
-    let n_layer = need("llama.block_count")?;
-    let n_ff = need("llama.feed_forward_length")?;
-    let eps = md_f32(ct, "llama.attention.layer_norm_rms_epsilon")
-        .ok_or_else(|| invalid(path, "missing `llama.attention.layer_norm_rms_epsilon`"))?;
-    let rope_base = md_f32(ct, "llama.rope.freq_base").unwrap_or(10000.0);
-    Ok(LlamaDims {
-        n_embd,
-        n_head,
-        n_kv_head,
-        head_dim,
-        n_ff,
-        n_layer,
-        rope_dim,
-        rope_base,
-        eps,
-        vocab: 0,
-    })
-}
+use crate::gguf::options::{Activations, Prefill};
 
 impl NativeLlama {
     /// Loads the weights of a llama-architecture GGUF (`ct` read from `r`). With `q8_0`, the
@@ -88,18 +26,15 @@ impl NativeLlama {
         cpu: CpuFeatures,
         q8_0: bool,
     ) -> Result<Self> {
+        let dims = read_dims(ct, path)?;
         let LlamaDims {
             n_embd,
-            n_head,
             n_kv_head,
             head_dim,
             n_ff,
             n_layer,
-            rope_dim,
-            rope_base,
-            eps,
-            vocab: _,
-        } = read_dims(ct, path)?;
+            ..
+        } = dims;
 
         let mut get = |name: &str| -> Result<QRows> {
             let (info, raw) = ct
@@ -203,17 +138,7 @@ impl NativeLlama {
             Activations::Q8 => q8::I8Rows::from_qrows(output.as_ref().unwrap_or(&tok_embd)),
             Activations::F32 => None,
         };
-        let cfg = Config {
-            n_embd,
-            n_head,
-            n_kv_head,
-            head_dim,
-            n_ff,
-            rope_dim,
-            rope_base,
-            eps,
-            vocab,
-        };
+        let cfg = LlamaDims { vocab, ..dims };
         let ((k8_name, k8), (k_name, k), (pk_name, pk)) =
             (q8::best(cpu), kernels::best(cpu), prefill::best(cpu));
         Ok(NativeLlama {

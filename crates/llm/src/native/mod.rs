@@ -25,10 +25,9 @@
 // The kernels index several fixed-size arrays in lockstep; that is clearer than zipped iterators.
 #![allow(clippy::needless_range_loop)]
 
-use std::path::Path;
-
-use crate::error::LlmError;
-use crate::gguf::Prefill;
+use crate::gguf::dims::LlamaDims;
+use crate::gguf::options::Prefill;
+use crate::lora::LoraAdapter;
 
 mod adapter;
 mod attention;
@@ -39,20 +38,15 @@ mod load;
 mod prefill;
 mod q8;
 mod step;
+#[cfg(test)]
+mod testing;
 
-use formats::{QData, QK, QRows, f16_bits};
-use kernels::{Kernels, MAX_VECS, hsum16, softmax};
-
-fn invalid(path: &Path, reason: impl Into<String>) -> LlmError {
-    LlmError::InvalidGguf {
-        path: path.to_path_buf(),
-        reason: reason.into(),
-    }
-}
+use formats::QRows;
+use kernels::Kernels;
 
 /// A linear layer: stored blocks for matrix-vector products (and their 8-bit-activation
-/// repacking when [`Activations::Q8`] is on), an f32 copy for prompts: row-major for
-/// [`Prefill::Gemm`], packed in panels for [`Prefill::Rowwise`].
+/// repacking when [`Activations::Q8`](crate::Activations::Q8) is on), an f32 copy for
+/// prompts: row-major for [`Prefill::Gemm`], packed in panels for [`Prefill::Rowwise`].
 struct Linear {
     q: QRows,
     i8: Option<q8::I8Rows>,
@@ -78,32 +72,20 @@ struct KvCache {
     v: Vec<f32>,
 }
 
-/// Hyper-parameters read from the GGUF metadata.
-#[derive(Debug, Clone, Copy)]
-struct Config {
-    n_embd: usize,
-    n_head: usize,
-    n_kv_head: usize,
-    head_dim: usize,
-    n_ff: usize,
-    rope_dim: usize,
-    rope_base: f32,
-    eps: f32,
-    vocab: usize,
-}
-
 /// Minimum rows for which a linear layer uses the f32 `gemm` path instead of per-row dots.
 const GEMM_MIN_ROWS: usize = 2;
 
 /// A llama-architecture model on the native CPU engine.
 pub(crate) struct NativeLlama {
-    cfg: Config,
+    /// The hyper-parameters read from the GGUF metadata, `vocab` from the embedding matrix.
+    cfg: LlamaDims,
     tok_embd: QRows,
     layers: Vec<Layer>,
     out_norm: Vec<f32>,
     /// `None`: tied to `tok_embd`.
     output: Option<QRows>,
-    /// The output matrix repacked for 8-bit activations ([`Activations::Q8`]).
+    /// The output matrix repacked for 8-bit activations
+    /// ([`Activations::Q8`](crate::Activations::Q8)).
     output_i8: Option<q8::I8Rows>,
     /// The 8-bit activation kernel.
     k8: q8::RowsDotI8,
@@ -120,12 +102,12 @@ pub(crate) struct NativeLlama {
     kernel_names: [&'static str; 3],
     /// Recent prompts and their KV caches ([`Prefill::Rowwise`] only), most recent last.
     prefixes: Vec<(Vec<u32>, Seq)>,
-    /// The threads of this model. Work runs inside [`Self::install`], so the calling thread
-    /// is one of the pool's workers and each parallel region is a cheap fork-join instead of
-    /// a hand-off to sleeping threads.
+    /// The threads of this model. Work runs inside [`rayon::ThreadPool::install`], so the
+    /// calling thread is one of the pool's workers and each parallel region is a cheap
+    /// fork-join instead of a hand-off to sleeping threads.
     pool: std::sync::Arc<rayon::ThreadPool>,
     /// The LoRA adapter applied on the fly ([`Self::set_adapter`]), if any.
-    lora: Option<crate::lora::LoraAdapter>,
+    lora: Option<LoraAdapter>,
 }
 
 /// The state of one sequence: its KV cache and length.

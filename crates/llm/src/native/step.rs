@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use super::formats::{QK, QRows};
 use super::{GEMM_MIN_ROWS, Linear, NativeLlama, Seq, prefill, q8};
-use crate::gguf::Prefill;
+use crate::gguf::options::Prefill;
 use crate::lora::LoraTarget;
 
 impl NativeLlama {

@@ -9,10 +9,10 @@ use std::task::{Context, Poll};
 use futures_util::{Stream, StreamExt};
 use pgraphrag_core::{GenParams, Prompt};
 
+use super::options::{Completion, OpenAiOptions};
 use super::sse::{self, SseDecoder, StopFilter};
 use super::wire::{self, Attempt, Endpoint, Request};
-use super::{Completion, OpenAiOptions};
-use crate::AsyncGenerator;
+use crate::async_generator::AsyncGenerator;
 use crate::error::{LlmError, Result};
 
 /// The async counterpart of [`OpenAiClient`](crate::OpenAiClient), for tokio programs: the

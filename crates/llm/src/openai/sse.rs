@@ -203,7 +203,7 @@ impl StopFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::LlmError;
+    use crate::error::LlmError;
 
     #[test]
     fn sse_events_split_anywhere_decode_the_same() {

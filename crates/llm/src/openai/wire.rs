@@ -7,7 +7,7 @@ use std::time::Duration;
 use pgraphrag_core::{GenParams, Prompt};
 use serde_json::{Value, json};
 
-use super::{Completion, OpenAiOptions};
+use super::options::{Completion, OpenAiOptions};
 use crate::error::{LlmError, Result, snippet};
 
 /// Most bytes read from one response body (a whole answer, or a whole stream).

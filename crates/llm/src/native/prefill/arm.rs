@@ -4,7 +4,9 @@
 
 use std::arch::aarch64::*;
 
-use super::*;
+use pgraphrag_core::simd::CpuFeatures;
+
+use super::generic::{Kernels, NR, Tile, attend_row_generic, block};
 
 /// [`Tile::tile`] with NEON intrinsics: `R` rows × 8 accumulators in registers, the `R`
 /// broadcast inputs, one 4-wide weight chunk at a time; `vfmaq_f32(c, a, w)` is `a·w + c`

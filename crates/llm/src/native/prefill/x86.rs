@@ -1,7 +1,9 @@
 //! The x86 prompt kernels: AVX-512 (the plain tile compiled for it) and AVX2 (a tile with
 //! intrinsics).
 
-use super::*;
+use pgraphrag_core::simd::CpuFeatures;
+
+use super::generic::{Kernels, NR, Tile, Vectorised, attend_row_generic, block};
 
 #[target_feature(enable = "avx512f,avx2,fma")]
 unsafe fn block_512(x: *const f32, cols: usize, n: usize, p: &[f32], acc: &mut [f32]) {

@@ -5,7 +5,11 @@
 
 use std::arch::aarch64::*;
 
-use super::*;
+use pgraphrag_core::simd::CpuFeatures;
+
+use super::generic::{I8Rows, Kind, QuantX, RowsDotI8, check_sizes};
+use crate::native::formats::f16_bits;
+use crate::native::kernels::hsum16;
 
 /// Vectors per pass over a row: four 4-lane accumulators each, so four vectors keep 16 of the
 /// 32 NEON registers for accumulators. The grouping does not change any (row, vector) value.

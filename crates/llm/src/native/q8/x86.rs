@@ -1,7 +1,12 @@
 //! The x86 8-bit kernels: AVX2 (`vpmaddubsw`) and AVX-512 VNNI (`vpdpbusd`).
 
-use super::*;
 use std::arch::x86_64::*;
+
+use pgraphrag_core::simd::CpuFeatures;
+
+use super::generic::{I8Rows, Kind, QuantX, RowsDotI8, check_sizes};
+use crate::native::formats::f16_bits;
+use crate::native::kernels::{MAX_VECS, hsum16};
 
 /// Vectors per pass over a row in the AVX2 kernel: two 8-lane accumulators each, so four
 /// vectors keep every accumulator in the 16 `ymm` registers. The grouping does not change

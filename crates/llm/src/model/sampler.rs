@@ -8,7 +8,8 @@ use rand::SeedableRng;
 use rand::distr::Distribution;
 use rand::distr::weighted::WeightedIndex;
 
-use super::{FinishReason, Generation, GgufModel};
+use super::GgufModel;
+use super::options::{FinishReason, Generation};
 use crate::error::{LlmError, Result};
 
 pub(super) fn validate_params(params: &GenParams) -> Result<()> {

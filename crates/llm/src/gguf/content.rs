@@ -1,59 +1,13 @@
-//! The loaded network (the native engine or, with the `candle` feature, one of candle's
-//! quantized models) and reading and validating the GGUF file.
+//! Opening a GGUF model file: [`read_content`] reads and checks its header (magic, metadata,
+//! tensor directory) and that every tensor lies inside the file, before anything above this
+//! layer (tokenizer, engines, model) looks at it.
 
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
 use super::file::GgufFile;
-use crate::error::{LlmError, Result};
-use crate::native::NativeLlama;
-
-/// An error of a forward pass, before it gets its context.
-pub(super) type ForwardError = Box<dyn std::error::Error + Send + Sync>;
-
-pub(super) enum Weights {
-    Native(Box<NativeLlama>),
-    #[cfg(feature = "candle")]
-    Candle(Box<super::candle::CandleWeights>),
-}
-
-impl Weights {
-    /// Logits (f32, one per vocabulary entry) of the last of `ids`, fed at positions `pos..`.
-    pub(super) fn forward(
-        &mut self,
-        ids: &[u32],
-        #[allow(unused_variables)] pos: usize,
-    ) -> std::result::Result<Vec<f32>, ForwardError> {
-        match self {
-            Weights::Native(m) => m.forward(ids).map_err(Into::into),
-            #[cfg(feature = "candle")]
-            Weights::Candle(m) => m.forward(ids, pos).map_err(Into::into),
-        }
-    }
-    /// The native engine, when it is the one running.
-    pub(super) fn native_mut(&mut self) -> Option<&mut NativeLlama> {
-        match self {
-            Weights::Native(m) => Some(m),
-            #[cfg(feature = "candle")]
-            Weights::Candle(_) => None,
-        }
-    }
-    pub(super) fn reset(&mut self) {
-        match self {
-            Weights::Native(m) => m.reset(),
-            #[cfg(feature = "candle")]
-            Weights::Candle(m) => m.reset(),
-        }
-    }
-}
-
-pub(super) fn invalid(path: &Path, reason: impl Into<String>) -> LlmError {
-    LlmError::InvalidGguf {
-        path: path.to_path_buf(),
-        reason: reason.into(),
-    }
-}
+use crate::error::{LlmError, Result, invalid};
 
 /// Reads and validates a GGUF header: magic, metadata, and that every tensor lies inside the file.
 /// Also returns the file's size in bytes.

@@ -2,10 +2,13 @@
 
 use pgraphrag_core::{GenParams, Generator, Prompt};
 
+use super::GgufModel;
+use super::options::Generation;
 use super::sampler::{SeqGen, validate_params};
 use super::weights::Weights;
-use super::{ContextOverflow, Engine, Generation, GgufModel};
 use crate::error::{LlmError, Result};
+use crate::gguf::options::{ContextOverflow, Engine};
+use crate::native::Seq;
 
 impl GgufModel {
     /// Generates like [`Generator::generate`], returning token counts and timings too.
@@ -129,7 +132,7 @@ impl GgufModel {
             // finishes, the next prompt is processed and joins. Every sequence's tokens are
             // independent of its companions, so this only changes the speed.
             let mut queue = lists.into_iter().enumerate();
-            let mut live: Vec<(usize, crate::native::Seq, SeqGen, u32)> = Vec::new();
+            let mut live: Vec<(usize, Seq, SeqGen, u32)> = Vec::new();
             loop {
                 while live.len() < DECODE_BATCH {
                     let Some((i, ids)) = queue.next() else { break };
@@ -170,8 +173,7 @@ impl GgufModel {
                 }
                 let toks: Vec<[u32; 1]> = live.iter().map(|l| [l.3]).collect();
                 let tok_refs: Vec<&[u32]> = toks.iter().map(|t| t.as_slice()).collect();
-                let mut seqs: Vec<&mut crate::native::Seq> =
-                    live.iter_mut().map(|l| &mut l.1).collect();
+                let mut seqs: Vec<&mut Seq> = live.iter_mut().map(|l| &mut l.1).collect();
                 let step = model.step(&mut seqs, &tok_refs, false);
                 drop(seqs);
                 let logits = match step {

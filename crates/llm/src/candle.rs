@@ -12,14 +12,13 @@ use candle_transformers::models::{
     quantized_gemma3, quantized_llama, quantized_qwen2, quantized_qwen3,
 };
 
-use super::weights::invalid;
-use super::{Architecture, DeviceChoice};
-use crate::error::{LlmError, Result};
-use crate::lora::LoraAdapter;
+use crate::error::{LlmError, Result, invalid};
+use crate::gguf::options::{Architecture, DeviceChoice};
+use crate::lora::{LoraAdapter, LoraTarget};
 
 /// One of candle's quantized models and the device it runs on, with what rebuilding it takes
 /// (a LoRA adapter is merged into the weights, so setting one reloads the file).
-pub(super) struct CandleWeights {
+pub(crate) struct CandleWeights {
     model: Model,
     device: Device,
     arch: Architecture,
@@ -62,7 +61,7 @@ pub fn candle_device(choice: DeviceChoice) -> Result<Device> {
 }
 
 /// The longest sequence candle's implementation supports (its RoPE tables).
-pub(super) fn implementation_limit(arch: Architecture) -> usize {
+pub(crate) fn implementation_limit(arch: Architecture) -> usize {
     match arch {
         Architecture::Llama => quantized_llama::MAX_SEQ_LEN,
         Architecture::Gemma3 => quantized_gemma3::MAX_SEQ_LEN,
@@ -73,7 +72,7 @@ pub(super) fn implementation_limit(arch: Architecture) -> usize {
 impl CandleWeights {
     /// Loads `path` (whose header the crate's reader has validated) with candle's reader,
     /// with the 4/5-bit legacy tensors re-quantized to `Q8_0` when `q8_0`.
-    pub(super) fn load(
+    pub(crate) fn load(
         arch: Architecture,
         r: &mut BufReader<File>,
         path: &Path,
@@ -94,7 +93,7 @@ impl CandleWeights {
     /// file's weights): each adapted projection becomes an f32 tensor holding its dequantized
     /// weights plus `scale · B A`, which candle multiplies in f32. Checks first that every
     /// update names a tensor of the file of its shape; on an error the model is unchanged.
-    pub(super) fn set_adapter(&mut self, adapter: Option<&LoraAdapter>) -> Result<()> {
+    pub(crate) fn set_adapter(&mut self, adapter: Option<&LoraAdapter>) -> Result<()> {
         let io = |source| LlmError::Io {
             path: self.path.clone(),
             source,
@@ -112,7 +111,7 @@ impl CandleWeights {
     }
 
     /// Logits of the last of `ids`, fed at positions `pos..`, as f32 on the CPU.
-    pub(super) fn forward(&mut self, ids: &[u32], pos: usize) -> candle_core::Result<Vec<f32>> {
+    pub(crate) fn forward(&mut self, ids: &[u32], pos: usize) -> candle_core::Result<Vec<f32>> {
         let x = Tensor::new(ids, &self.device)?.unsqueeze(0)?;
         let x = &x;
         let l = match &mut self.model {
@@ -124,7 +123,7 @@ impl CandleWeights {
         l.flatten_all()?.to_dtype(DType::F32)?.to_vec1::<f32>()
     }
 
-    pub(super) fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         // llama and gemma3 also drop their cache when fed position 0.
         match &mut self.model {
             Model::Llama(m) => m.clear_kv_cache(),
@@ -161,7 +160,7 @@ fn build(
 }
 
 /// The GGUF name of the weights an update applies to: `blk.{layer}.{target}.weight`.
-fn tensor_name(layer: usize, target: crate::LoraTarget) -> String {
+fn tensor_name(layer: usize, target: LoraTarget) -> String {
     format!("blk.{layer}.{}.weight", target.name())
 }
 
