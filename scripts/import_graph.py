@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """File-level import graph of one Rust crate, and its cycles.
 
-usage: import_graph.py CRATE/src [--edges] [--layers "A B | C D | ..."]
+usage: import_graph.py CRATE/src [--edges] [--resolve-reexports] [--layers "A B | C D | ..."]
 
 An edge a -> b means: file a names a path (in a `use` or in code) `crate::...`, `super::...`,
 `self::...`, or a child module declared in a, that resolves to the module whose file is b.
@@ -9,6 +9,10 @@ The path resolves to the deepest module that has its own file (inline modules su
 `mod tests { .. }` belong to their file). `mod x;` declarations are containment, not imports.
 Paths that stop at a facade (`crate::Name` via lib.rs, `super::Name` via mod.rs) point at
 the facade file: a re-export is an import of the file that re-exports.
+With --resolve-reexports, a path that stops at a file that does not define the name it names
+but brings it in with a `use` (`pub use error::Error`, `use self::x::*`, aliases with `as`)
+follows that `use` to the file that defines the name (the design graph); a name re-exported
+from another crate then imports no file of this crate.
 Comments, doc comments and string literals are ignored.
 Prints every edge (with --edges), then the pairs of files that import each other and the
 strongly connected components of size > 1 (the import circles), and exits 1 if there is any.
@@ -142,8 +146,9 @@ def paths_with_scope(code):
             yield scope, head
 
 
-def resolve(mods, base, segs, children):
-    """Resolves segs from module `base`; returns the module key of the deepest file module."""
+def resolve(mods, base, segs, children, with_rest=False):
+    """Resolves segs from module `base`; returns the module key of the deepest file module
+    (with with_rest, also the segments after it)."""
     cur = list(base)
     first = segs[0]
     if first == "crate":
@@ -160,19 +165,103 @@ def resolve(mods, base, segs, children):
         rest = segs
     else:
         return None  # an external crate, a local enum, a std path
-    best = tuple(cur)
-    for s in rest:
+    best, after = tuple(cur), 0
+    for i, s in enumerate(rest):
         cand = tuple(cur) + (s,)
         if any(k[: len(cand)] == cand for k in mods):
             cur = list(cand)
             if cand in mods:
-                best = cand
+                best, after = cand, i + 1
         else:
             break
+    if with_rest:
+        return best, rest[after:]
     return best
 
 
-def graph(src_dir):
+USE = re.compile(r"\buse\s+([^;]+);")
+DEFINES = r"\b(?:fn|struct|enum|trait|type|const|static|union|mod|macro_rules\s*!)\s+{}\b"
+
+
+def use_tree(text):
+    """Expands a use tree (the text between `use` and `;`): [(segments, bound name)]."""
+    out = []
+
+    def walk(prefix, t):
+        t = t.strip()
+        if not t:
+            return
+        if t.endswith("}") and "{" in t:
+            i = t.index("{")
+            pre = [x for x in re.split(r"\s*::\s*", t[:i].strip()) if x]
+            inner, depth, cur = t[i + 1:-1], 0, ""
+            for c in inner + ",":
+                if c == "," and depth == 0:
+                    walk(prefix + pre, cur)
+                    cur = ""
+                    continue
+                depth += (c == "{") - (c == "}")
+                cur += c
+            return
+        m = re.match(r"(.*?)\s+as\s+(\w+)$", t, re.S)
+        path, alias = (m.group(1), m.group(2)) if m else (t, None)
+        segs = prefix + [x for x in re.split(r"\s*::\s*", path.strip()) if x]
+        if segs and segs[-1] == "self":
+            segs = segs[:-1]
+        if segs:
+            out.append((segs, alias or segs[-1]))
+
+    walk([], text)
+    return out
+
+
+def top_level_uses(code):
+    """The `use` trees of a file outside its inline modules and bodies: [(segments, bound name)]."""
+    depth_at, depth = [], 0
+    for c in code:
+        depth_at.append(depth)
+        depth += (c == "{") - (c == "}")
+    out = []
+    for m in USE.finditer(code):
+        if depth_at[m.start()] == 0:
+            out.extend(use_tree(m.group(1)))
+    return out
+
+
+def follow(mods, codes, children, key, rest, seen=()):
+    """The file module that defines `rest[0]` as seen from file module `key`, following its
+    `use`s; None for a name from another crate; key when it is defined there (or unknown)."""
+    if not rest or rest[0] in ("self", "*", "{") or key in seen or key not in codes:
+        return key
+    name, code, seen = rest[0], codes[key], seen + (key,)
+    if re.search(DEFINES.format(re.escape(name)), code):
+        return key
+    uses = top_level_uses(code)
+    for segs, bound in uses:
+        if bound != name or segs[-1] == "*":
+            continue
+        hit = resolve(mods, key, segs, {key: children[key]}, with_rest=True)
+        if hit is None:
+            return None  # from another crate
+        target, more = hit
+        while target not in mods:
+            target = target[:-1]
+        return follow(mods, codes, children, target, more + rest[1:], seen)
+    for segs, _ in uses:  # glob re-exports: the first module that has the name
+        if segs[-1] != "*":
+            continue
+        hit = resolve(mods, key, segs[:-1], {key: children[key]}, with_rest=True)
+        if hit is None or hit[1]:
+            continue
+        target = hit[0]
+        if target in codes and target != key:
+            found = follow(mods, codes, children, target, rest, seen)
+            if found != target or re.search(DEFINES.format(re.escape(name)), codes[target]):
+                return found
+    return key
+
+
+def graph(src_dir, reexports=False):
     mods = modules(src_dir)
     children = {}
     codes = {}
@@ -186,12 +275,17 @@ def graph(src_dir):
             base = key + scope
             # children of an inline scope: only inline mods (approximation); of the file: declared mods
             kids = {key + scope: children[key] if not scope else set()}
-            target = resolve(mods, base, segs, kids)
-            if target is None:
+            hit = resolve(mods, base, segs, kids, with_rest=True)
+            if hit is None:
                 continue
+            target, rest = hit
             # an inline module resolves to its file
             while target not in mods:
                 target = target[:-1]
+            if reexports and target != key:
+                target = follow(mods, codes, children, target, rest)
+                if target is None:
+                    continue
             if target != key:
                 edges.add((mods[key], mods[target]))
     return sorted(mods.values()), sorted(edges)
@@ -245,7 +339,7 @@ def layer_of(spec, f):
 def main():
     args = sys.argv[1:]
     src = args[0]
-    nodes, edges = graph(src)
+    nodes, edges = graph(src, reexports="--resolve-reexports" in args)
     if "--edges" in args:
         for a, b in edges:
             print(f"{a} -> {b}")

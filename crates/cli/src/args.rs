@@ -1,5 +1,6 @@
-//! Flag parsers shared by the subcommands, for library types that cannot derive clap's `ValueEnum`
-//! (the library crates do not depend on clap): each lists its values, so `--help` shows them.
+//! Flag parsers and flag values shared by the subcommands, for library types that cannot derive
+//! clap's `ValueEnum` (the library crates do not depend on clap): each lists its values, so
+//! `--help` shows them.
 use anyhow::Context;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use pgraphrag_core::Task;
@@ -137,6 +138,51 @@ pub fn dropout(s: &str) -> Result<f32, String> {
 pub fn summary_scope(s: &str) -> Result<pgraphrag_core::SummaryScope, String> {
     s.parse()
         .map_err(|e: pgraphrag_core::UnknownName| e.to_string())
+}
+
+/// A LaMP task (`--task` of the LaMP and summary commands): LaMP-1 … LaMP-7 or LaMP-2-old.
+pub fn lamp_task(s: &str) -> Result<pgraphrag_core::LampTask, String> {
+    s.parse::<pgraphrag_core::LampTask>()
+        .map_err(|e| e.to_string())
+}
+
+/// The dense encoder's forward pass (`rank --backend`, `embed --backend`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendArg {
+    /// The padding-free native CPU pass.
+    Native,
+    /// candle's BERT.
+    Candle,
+}
+
+impl From<BackendArg> for pgraphrag_retrieval::dense::EncoderBackend {
+    fn from(b: BackendArg) -> Self {
+        match b {
+            BackendArg::Native => Self::Native,
+            BackendArg::Candle => Self::Candle,
+        }
+    }
+}
+
+/// How token vectors become one text vector (`embed --pooling`, `queue submit embed --pooling`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PoolingArg {
+    /// Masked mean pooling.
+    Mean,
+    /// BERT's pooler_output (needs a checkpoint with pooler weights).
+    Pooler,
+    /// The CLS token's vector.
+    Cls,
+}
+
+impl From<PoolingArg> for pgraphrag_retrieval::dense::Pooling {
+    fn from(p: PoolingArg) -> Self {
+        match p {
+            PoolingArg::Mean => Self::Mean,
+            PoolingArg::Pooler => Self::Pooler,
+            PoolingArg::Cls => Self::Cls,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -17,9 +17,9 @@ use pgraphrag_core::Generator;
 use pgraphrag_core::{RankedProfile, SummaryScope};
 use pgraphrag_data::{RankingRecord, write_rankings};
 use pgraphrag_eval::{
-    CachedGenerator, ConfigOutputs, Journal, RatingScorer, Recipe, ResultsTable, RunConfig, RunDir,
-    RunName, Scorer, TextScorer, cold_start, gold, paired_p_values, rank_all, ranking_file_name,
-    vs_best_constant, write_output_file,
+    Bench, CachedGenerator, ConfigOutputs, Journal, RatingScorer, Recipe, ResultsTable, RunConfig,
+    RunDir, RunName, Scorer, TextScorer, cold_start, gold, paired_p_values, rank_all,
+    ranking_file_name, vs_best_constant, write_output_file,
 };
 use pgraphrag_graph::UserItemGraph;
 use pgraphrag_llm::{GgufModel, OpenAiClient, OpenAiOptions};
@@ -28,12 +28,13 @@ use pgraphrag_prompt::extract::ExtractOptions;
 use pgraphrag_prompt::pgraphrag::{Mode, Task};
 use pgraphrag_retrieval::profile::ProfileRanker;
 use pgraphrag_stages::{EntryFormat, LlmSummarizer, SummarizeJob, SummaryPrompt};
+use pgraphrag_train::Lora;
 
 pub use crate::bench_args::Args;
 use crate::bench_args::{check_outputs, gguf_options, grid, model_file, names};
-use crate::error::usage;
+use crate::common::summarizer::summary_budget;
+use crate::error::{OrUsage, job_error, usage};
 use crate::progress::Bar;
-use crate::summarize_cmd::{job_error, summary_budget};
 
 /// A generator chosen at run time: the grid takes any `Generator`.
 type Backend = Box<dyn Generator>;
@@ -70,7 +71,7 @@ fn load_gguf(args: &Args) -> anyhow::Result<(GgufModel, String)> {
     let mut model = GgufModel::load(&path, gguf_options(args))
         .with_context(|| format!("loading the GGUF model {}", path.display()))?;
     if let Some(adapter) = &args.adapter {
-        crate::train_cmd::apply_adapter(&mut model, &path, adapter)?;
+        apply_adapter(&mut model, &path, adapter)?;
     }
     // Which engine and kernels this CPU got (the kernels change speed, never results).
     eprintln!(
@@ -223,7 +224,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let ranked = match &args.store {
         Some(url) => {
             let dataset = format!("{dataset}_{split_name}");
-            crate::rank_cmd::rank_from_store(url, &dataset, recipe, &split, task, ranker, &bar)?
+            crate::common::profile_store::rank_from_store(
+                url, &dataset, recipe, &split, task, ranker, &bar,
+            )?
         }
         None => rank_all(&split, &graph, policy, task, ranker, &bar)?,
     };
@@ -241,7 +244,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // The prompts read the ranking file's values (`int()` ratings, `"None"` strings).
     let profiles: Vec<_> = records.iter().map(RankingRecord::to_profile).collect();
     if let Some(path) = &args.export_prompts {
-        return crate::train_cmd::export_prompts(&bench, &profiles, path);
+        return export_prompts(&bench, &profiles, path);
     }
 
     // Generate (after the item summaries, when asked for).
@@ -343,4 +346,45 @@ fn score(
     Ok(ResultsTable::score(
         title, task, outputs, golds, extract, scorer,
     )?)
+}
+
+/// `pgraphrag bench --adapter FILE`: applies the LoRA adapter (checked against the GGUF
+/// file it must have been trained on) to the model, on either engine.
+fn apply_adapter(model: &mut GgufModel, gguf: &Path, adapter: &Path) -> anyhow::Result<()> {
+    let lora = Lora::load_for_gguf(gguf, adapter)
+        .with_context(|| format!("--adapter {}", adapter.display()))
+        .or_usage()?;
+    let ad = lora.to_adapter()?;
+    eprintln!(
+        "adapter {}: {} ({} updates, rank {}, alpha {})",
+        adapter.display(),
+        ad.id(),
+        ad.len(),
+        lora.config().rank,
+        lora.config().alpha
+    );
+    model
+        .set_adapter(Some(ad))
+        .with_context(|| format!("--adapter {}", adapter.display()))
+        .or_usage()
+}
+
+/// `pgraphrag bench --export-prompts FILE`: the grid's distinct prompts with their gold
+/// answers as JSON lines, the input of `pgraphrag train lora`.
+fn export_prompts(
+    bench: &Bench,
+    profiles: &[RankedProfile],
+    path: &Path,
+) -> anyhow::Result<()> {
+    let records = bench.prompt_records(profiles)?;
+    pgraphrag_eval::write_prompt_records(path, &records)
+        .with_context(|| format!("writing {}", path.display()))?;
+    eprintln!(
+        "wrote {} prompts ({} users, {} cells) to {}",
+        records.len(),
+        profiles.len(),
+        bench.configs.len(),
+        path.display()
+    );
+    Ok(())
 }

@@ -9,6 +9,7 @@ use pgraphrag_core::LampTask;
 use pgraphrag_corpora::lamp::{self, BuildOptions, LampBuild, SplitRatio};
 use pgraphrag_corpora::{MailOptions, Report};
 
+use crate::common::corpus::nothing_built;
 use crate::error::{OrUsage, usage};
 
 /// Arguments of `pgraphrag corpus`.
@@ -298,24 +299,6 @@ fn build(a: LampArgs) -> anyhow::Result<()> {
         print!("{}", built.stats_table());
     }
     Ok(())
-}
-
-/// The usage error of a build from `input` that made no `what` (every candidate skipped, for
-/// the reasons `report` counts), with the rules of `opts` a candidate must meet.
-pub(crate) fn nothing_built(
-    input: &Path,
-    what: &str,
-    report: &Report,
-    opts: &BuildOptions,
-) -> anyhow::Error {
-    usage(format!(
-        "{}: no {what} could be made ({report}); a target needs at least {} characters and {} \
-         earlier documents by its author, and an author at least {} targets",
-        input.display(),
-        opts.min_target_chars,
-        opts.min_profile,
-        opts.min_targets_per_author
-    ))
 }
 
 /// Refuses, before anything is read, an --out folder whose questions and outputs files would

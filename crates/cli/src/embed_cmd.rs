@@ -8,30 +8,9 @@ use pgraphrag_retrieval::dense::{
     BertEncoder, EncoderOptions, Pooling, encode_corpus, l2_normalize,
 };
 
+use crate::args::{BackendArg, PoolingArg};
 use crate::error::OrUsage;
 use crate::progress::Bar;
-use crate::rank_cmd::BackendArg;
-
-/// How token vectors become one text vector.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum PoolingArg {
-    /// Masked mean pooling.
-    Mean,
-    /// BERT's pooler_output (needs a checkpoint with pooler weights).
-    Pooler,
-    /// The CLS token's vector.
-    Cls,
-}
-
-impl From<PoolingArg> for Pooling {
-    fn from(p: PoolingArg) -> Self {
-        match p {
-            PoolingArg::Mean => Pooling::Mean,
-            PoolingArg::Pooler => Pooling::Pooler,
-            PoolingArg::Cls => Pooling::Cls,
-        }
-    }
-}
 
 /// Arguments of `pgraphrag embed`.
 #[derive(clap::Args)]

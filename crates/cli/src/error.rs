@@ -29,16 +29,30 @@ impl<T, E: Into<anyhow::Error>> OrUsage<T> for Result<T, E> {
 }
 
 /// The process exit code for an error: 2 when a [`UsageError`], a refused output
-/// ([`crate::output::is_refusal`]) or a bad resource file ([`is_bad_resource`]) is anywhere
+/// ([`is_refusal`]) or a bad resource file ([`is_bad_resource`]) is anywhere
 /// in its chain.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
     if e.chain()
-        .any(|c| c.is::<UsageError>() || crate::output::is_refusal(c) || is_bad_resource(c))
+        .any(|c| c.is::<UsageError>() || is_refusal(c) || is_bad_resource(c))
     {
         2
     } else {
         1
     }
+}
+
+/// Whether `e` (one error of a chain) is a refused output, so that a refusal met by a library
+/// writer is a usage error (exit code 2) too.
+pub fn is_refusal(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.is::<pgraphrag_data::output::OutputError>()
+        || matches!(
+            e.downcast_ref::<pgraphrag_data::Error>(),
+            Some(pgraphrag_data::Error::Output(_))
+        )
+        || matches!(
+            e.downcast_ref::<pgraphrag_eval::Error>(),
+            Some(pgraphrag_eval::Error::Output(_))
+        )
 }
 
 /// Whether `e` says a resource file the user passed is missing, unreadable or damaged: a
@@ -89,6 +103,20 @@ pub fn is_bad_resource(e: &(dyn std::error::Error + 'static)) -> bool {
         );
     }
     false
+}
+
+/// Maps the job's bad-input errors to usage errors (exit code 2).
+pub fn job_error(e: pgraphrag_stages::Error) -> anyhow::Error {
+    match e {
+        pgraphrag_stages::Error::OtherConfig { .. }
+        | pgraphrag_stages::Error::ConflictingProfiles { .. }
+        | pgraphrag_stages::Error::User { .. } => usage_err(e),
+        e => anyhow::Error::new(e),
+    }
+}
+
+fn usage_err(e: pgraphrag_stages::Error) -> anyhow::Error {
+    UsageError(anyhow::Error::new(e)).into()
 }
 
 #[cfg(test)]

@@ -18,12 +18,11 @@ use pgraphrag_eval::baselines::{
     AnswerKind, BaselineVsCell, CellRows, lamp_baselines, lamp_example, lamp_golds,
     lamp_validation_golds, run_baselines, strongest_vs_best,
 };
-use pgraphrag_eval::lamp_grid::{AnswerReading, LampCellRun, LampConfig, LampGrid, table3_configs};
+use pgraphrag_eval::lamp_grid::{LampCellRun, LampConfig, LampGrid, table3_configs};
 use pgraphrag_eval::markdown_value;
 
+use crate::common::lamp::ReadingArg;
 use crate::error::{OrUsage, usage};
-use crate::lamp_cmd::parse_task;
-use crate::lamp_grid_cmd::ReadingArg;
 
 /// The files written into `--out` (`comparison.md` only with `--grid`).
 const FILES: [&str; 4] = [
@@ -43,7 +42,7 @@ pub struct BaselinesArgs {
     #[arg(long)]
     outputs: PathBuf,
     /// The task: LaMP-3, 4, 5, 6 or 7.
-    #[arg(long, value_parser = parse_task)]
+    #[arg(long, value_parser = crate::args::lamp_task)]
     task: LampTask,
     /// Only the first N questions, as `pgraphrag lamp grid --limit N`.
     #[arg(long, value_parser = crate::args::at_least_one)]
@@ -182,10 +181,7 @@ pub fn run(a: BaselinesArgs) -> anyhow::Result<()> {
         .or_usage()?;
 
     let mut grid = LampGrid::new(task, configs);
-    grid.reading = match a.reading {
-        ReadingArg::Strict => AnswerReading::Strict,
-        ReadingArg::FirstLabel => AnswerReading::FirstLabel,
-    };
+    grid.reading = a.reading.into();
     let scorer = grid.scorer(&all_golds);
     let kind = match task {
         LampTask::Lamp3 => AnswerKind::Rating,

@@ -6,17 +6,14 @@
 //! JSON line per question: `{"task", "id", "k", "max_length", "query", "ranked_ids",
 //! "prompt"}`. The summary on stdout counts the prompts and the inputs returned unchanged, by
 //! reason. See `docs/lamp.md`.
-use std::collections::HashMap;
-use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::Context;
-use clap::ValueEnum;
 use pgraphrag_core::LampTask;
 use pgraphrag_eval::lamp::{LampRecipe, lamp_prompts};
-use pgraphrag_prompt::lamp::{HfTokenizer, SummaryPlacement};
-use serde::{Deserialize, Serialize};
+use pgraphrag_prompt::lamp::HfTokenizer;
+use serde::Serialize;
 
+use crate::common::lamp::{PlacementArg, read_summaries};
 use crate::error::{OrUsage, usage};
 
 /// Arguments of `pgraphrag lamp`.
@@ -37,31 +34,13 @@ enum LampCommand {
     Baselines(crate::lamp_baselines_cmd::BaselinesArgs),
 }
 
-/// Where the summary goes (`--summary-placement`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum PlacementArg {
-    /// `{summary}. {LaMP's prompt}`.
-    Prefix,
-    /// `{items}. {summary}. {input}` (LaMP-1: as prefix).
-    BeforeInput,
-}
-
-impl From<PlacementArg> for SummaryPlacement {
-    fn from(p: PlacementArg) -> Self {
-        match p {
-            PlacementArg::Prefix => SummaryPlacement::Prefix,
-            PlacementArg::BeforeInput => SummaryPlacement::BeforeInput,
-        }
-    }
-}
-
 #[derive(clap::Args, Debug)]
 struct PromptsArgs {
     /// A LaMP questions file (`*_questions.json`, or the Avocado builder's wrapped form).
     #[arg(long)]
     questions: PathBuf,
     /// The task: LaMP-1, LaMP-2, LaMP-2-old, LaMP-3, LaMP-4, LaMP-5, LaMP-6 or LaMP-7.
-    #[arg(long, value_parser = parse_task)]
+    #[arg(long, value_parser = crate::args::lamp_task)]
     task: LampTask,
     /// How many profile items to retrieve.
     #[arg(long)]
@@ -92,10 +71,6 @@ struct PromptsArgs {
     out: PathBuf,
 }
 
-pub(crate) fn parse_task(s: &str) -> Result<LampTask, String> {
-    s.parse::<LampTask>().map_err(|e| e.to_string())
-}
-
 /// One output line.
 #[derive(Serialize)]
 struct Line<'a> {
@@ -115,51 +90,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         LampCommand::Grid(a) => crate::lamp_grid_cmd::run(a),
         LampCommand::Baselines(a) => crate::lamp_baselines_cmd::run(a),
     }
-}
-
-pub(crate) fn read_summaries(path: &Path) -> anyhow::Result<HashMap<String, String>> {
-    #[derive(Deserialize)]
-    struct S {
-        id: String,
-        summary: String,
-    }
-    let f = std::fs::File::open(path)
-        .with_context(|| format!("cannot open {}", path.display()))
-        .or_usage()?;
-    let mut out = HashMap::new();
-    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
-        let line = line
-            .with_context(|| format!("{}: line {}: cannot read", path.display(), i + 1))
-            .or_usage()?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let s: S = serde_json::from_str(&line)
-            .with_context(|| {
-                format!(
-                    "{}: line {}: expected {{\"id\", \"summary\"}} strings",
-                    path.display(),
-                    i + 1
-                )
-            })
-            .or_usage()?;
-        if out.contains_key(&s.id) {
-            return Err(usage(format!(
-                "{}: line {}: user {:?} has a second summary; each id must appear once",
-                path.display(),
-                i + 1,
-                s.id
-            )));
-        }
-        out.insert(s.id, s.summary);
-    }
-    if out.is_empty() {
-        return Err(usage(format!(
-            "{}: no summaries in the file (it is empty); write them with `pgraphrag summarize --export`",
-            path.display()
-        )));
-    }
-    Ok(out)
 }
 
 fn prompts(a: PromptsArgs) -> anyhow::Result<()> {

@@ -8,25 +8,15 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context;
-use clap::ValueEnum;
 use pgraphrag_core::{LampGold, LampTask};
-use pgraphrag_eval::lamp_grid::{AnswerReading, LampConfig, LampGrid, table3_configs};
+use pgraphrag_eval::lamp_grid::{LampConfig, LampGrid, table3_configs};
 use pgraphrag_eval::{CachedGenerator, GenerationCache};
 use pgraphrag_llm::{GgufModel, GgufOptions};
 use pgraphrag_prompt::lamp::{HfTokenizer, LampTokenizer};
 
+use crate::common::lamp::{PlacementArg, ReadingArg, read_summaries};
 use crate::error::{OrUsage, usage};
-use crate::lamp_cmd::{PlacementArg, parse_task, read_summaries};
 use crate::progress::Bar;
-
-/// How answers are read (`--reading`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ReadingArg {
-    /// As LaMP's evaluation.py: the stripped output must be the label or number.
-    Strict,
-    /// The first label (or digit 1-5 for LaMP-3) anywhere in the output.
-    FirstLabel,
-}
 
 /// Arguments of `pgraphrag lamp grid`.
 #[derive(clap::Args, Debug)]
@@ -38,7 +28,7 @@ pub struct GridArgs {
     #[arg(long)]
     outputs: PathBuf,
     /// The task: LaMP-1 … LaMP-7 or LaMP-2-old.
-    #[arg(long, value_parser = parse_task)]
+    #[arg(long, value_parser = crate::args::lamp_task)]
     task: LampTask,
     /// The local GGUF model answering the prompts.
     #[arg(long)]
@@ -165,10 +155,7 @@ pub fn run(a: GridArgs) -> anyhow::Result<()> {
     if let Some(n) = a.max_new_tokens {
         grid.params.max_tokens = n;
     }
-    grid.reading = match a.reading {
-        ReadingArg::Strict => AnswerReading::Strict,
-        ReadingArg::FirstLabel => AnswerReading::FirstLabel,
-    };
+    grid.reading = a.reading.into();
     let plan = grid
         .plan(&questions, &tok as &dyn LampTokenizer, summaries.as_ref())
         .or_usage()?;

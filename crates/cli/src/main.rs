@@ -11,6 +11,7 @@ mod artifacts;
 mod baselines_cmd;
 mod bench_args;
 mod bench_cmd;
+mod common;
 mod corpus_cmd;
 mod embed_cmd;
 mod error;
@@ -26,6 +27,7 @@ mod plot_cmd;
 mod progress;
 mod rank_cmd;
 mod recsys_cmd;
+mod recsys_compare;
 mod recsys_kragrec;
 mod serve_cmd;
 #[cfg(feature = "postgres")]

@@ -75,7 +75,7 @@ fn build(a: BuildArgs) -> anyhow::Result<()> {
         .with_context(|| format!("building the multistage examples of {corpus}"))
         .or_usage()?;
     if built.examples.is_empty() {
-        return Err(crate::corpus_cmd::nothing_built(
+        return Err(crate::common::corpus::nothing_built(
             &a.corpus,
             "example",
             &built.report,

@@ -6,13 +6,13 @@
 //! `RankDocBM25`. Writes `results.md`, `results.csv`, `results.svg`, `results.json`,
 //! `stages.jsonl` and `predictions/<cell>.jsonl` into `--out`, prints the table and a
 //! `stats {...}` line. See `docs/multistage.md`, "Grid".
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context;
 use clap::ValueEnum;
 use pgraphrag_corpora::lamp::SplitName;
-use pgraphrag_corpora::multistage::{Example, read_examples};
+use pgraphrag_corpora::multistage::Example;
 use pgraphrag_eval::multistage::{
     LlmStages, MultistageGrid, Preparer, PrependStart, RankerName, SummaryLabeler,
     SynthesisLabeler, parse_cells, parse_summary, table2_cells, train_idf,
@@ -26,10 +26,12 @@ use pgraphrag_stages::multistage::{
 use pgraphrag_stages::{Budget, LlmSummarizer};
 use serde_json::json;
 
+use crate::common::multistage::{
+    Rankers, Warm, load_dense, load_examples, load_wordnet, warm_dense,
+};
+use crate::common::summarizer::summary_budget;
 use crate::error::{OrUsage, usage};
-use crate::multistage_export::{Rankers, Warm, load_dense, load_wordnet, warm_dense};
 use crate::progress::Bar;
-use crate::summarize_cmd::summary_budget;
 
 /// A part of the user split (`--split`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -145,18 +147,6 @@ pub struct RunArgs {
     /// No progress bars.
     #[arg(long)]
     pub quiet: bool,
-}
-
-/// Reads an examples file (bad input: exit code 2).
-pub(crate) fn load_examples(path: &Path) -> anyhow::Result<Vec<Example>> {
-    read_examples(path)
-        .with_context(|| {
-            format!(
-                "reading the examples {} (write them with `pgraphrag multistage build`)",
-                path.display()
-            )
-        })
-        .or_usage()
 }
 
 /// Runs `pgraphrag multistage run`.

@@ -79,20 +79,6 @@ pub fn write_with(
     }
 }
 
-/// Whether `e` (one error of a chain) is a refused output, so that a refusal met by a library
-/// writer is a usage error (exit code 2) too.
-pub fn is_refusal(e: &(dyn std::error::Error + 'static)) -> bool {
-    e.is::<OutputError>()
-        || matches!(
-            e.downcast_ref::<pgraphrag_data::Error>(),
-            Some(pgraphrag_data::Error::Output(_))
-        )
-        || matches!(
-            e.downcast_ref::<pgraphrag_eval::Error>(),
-            Some(pgraphrag_eval::Error::Output(_))
-        )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

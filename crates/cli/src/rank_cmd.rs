@@ -20,12 +20,14 @@ use pgraphrag_eval::rank::Candidates;
 use pgraphrag_eval::{RankingSummary, Recipe, rank_all, ranking_file_name};
 use pgraphrag_graph::UserItemGraph;
 use pgraphrag_retrieval::profile::{
-    CandidateRanker, ProfileOptions, ProfileRanker, RandomReview, Task, WithRetriever,
+    ProfileOptions, ProfileRanker, RandomReview, Task, WithRetriever,
 };
 use pgraphrag_retrieval::sparse::{
     Bm25Builder, Bm25Lucene, NoRetriever, PgraphragTokenizer, RandomRetriever,
 };
 
+use crate::args::BackendArg;
+use crate::common::profile_store::open_store;
 use crate::error::usage;
 use crate::progress::Bar;
 
@@ -52,24 +54,6 @@ pub enum PoolingArg {
     Mean,
     /// BERT's pooler_output (the released notebook; needs a checkpoint with pooler weights).
     Pooler,
-}
-
-/// The dense encoder's forward pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BackendArg {
-    /// The padding-free native CPU pass.
-    Native,
-    /// candle's BERT.
-    Candle,
-}
-
-impl From<BackendArg> for pgraphrag_retrieval::dense::EncoderBackend {
-    fn from(b: BackendArg) -> Self {
-        match b {
-            BackendArg::Native => Self::Native,
-            BackendArg::Candle => Self::Candle,
-        }
-    }
 }
 
 /// Arguments of `pgraphrag rank`.
@@ -305,34 +289,6 @@ fn stem(args: &Args) -> String {
         (None, Some(d)) => d.clone(),
         (None, None) => "split".into(),
     }
-}
-
-/// Ranks `split`'s targets with candidates from `dataset` in the store at `url` (`pgraphrag
-/// bench --store`).
-pub fn rank_from_store<R: CandidateRanker>(
-    url: &str,
-    dataset: &str,
-    recipe: Recipe,
-    split: &Split,
-    task: Task,
-    ranker: ProfileRanker<R>,
-    progress: &dyn Progress,
-) -> anyhow::Result<Vec<RankedProfile>> {
-    let (_, source) = open_store(url, dataset, recipe)?;
-    Ok(source.rank_all(split, recipe.id_policy(), task, ranker, progress)?)
-}
-
-#[cfg(feature = "postgres")]
-fn open_store(url: &str, dataset: &str, recipe: Recipe) -> anyhow::Result<(Split, Candidates)> {
-    let (targets, profiles) = crate::store_cmd::open_for_ranking(url, dataset, recipe)?;
-    Ok((targets, Candidates::Store(Box::new(profiles))))
-}
-
-#[cfg(not(feature = "postgres"))]
-fn open_store(_url: &str, _dataset: &str, _recipe: Recipe) -> anyhow::Result<(Split, Candidates)> {
-    Err(usage(
-        "--store needs a pgraphrag built with PostgreSQL support: cargo build -p pgraphrag-cli --features postgres",
-    ))
 }
 
 /// Writes one ranking file and prints its summary line.

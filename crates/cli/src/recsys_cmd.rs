@@ -5,24 +5,24 @@
 //! The recipe (rows, candidate sets, prompts, retrieval, scoring, metrics) is
 //! `pgraphrag_recsys`; this module parses flags, opens files and renders progress and tables.
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use pgraphrag_eval::{Resumed, RowsFile, RunDir};
+use pgraphrag_eval::Resumed;
 use pgraphrag_llm::{GgufModel, GgufOptions};
 use pgraphrag_recsys::{
-    Aggregation, CachedScorer, Dataset, Done, EvalConfig, EvalData, ExactIndex, GgufLetterScorer,
-    HopVectors, IndexOptions, Kaping, KgRetriever, Method, MethodSummary, Ml1m, Ml100k,
-    PromptStyle, Recommender, Retrieval, ScoreCache, ScoredRow, Wrap, build_kg, evaluate,
-    summarize,
+    Aggregation, CachedScorer, Done, EvalConfig, EvalData, ExactIndex, GgufLetterScorer,
+    HopVectors, IndexOptions, Kaping, KgRetriever, Method, Ml1m, Ml100k, PromptStyle, Recommender,
+    Retrieval, ScoreCache, ScoredRow, Wrap, build_kg, evaluate,
 };
-use pgraphrag_retrieval::dense::{BertEncoder, EncoderOptions};
-use serde::{Deserialize, Serialize};
 
+use crate::common::kragrec::{
+    AggregationArg, DataArgs, DatasetArg, Inputs, RunConfig, check_outputs, encoder, open_index,
+    report, resume,
+};
 use crate::error::{OrUsage, usage};
 use crate::progress::Bar;
-use crate::recsys_kragrec::Inputs;
 
 /// Arguments of `pgraphrag recsys`.
 #[derive(clap::Args)]
@@ -35,28 +35,13 @@ pub struct Args {
 enum Sub {
     /// Build the hop-field sub-graph index of the ML-100K KG and save it.
     Index(IndexArgs),
-    /// Score the inference-only methods (none, kg-text, kaping, random) and print ACC and
-    /// Recall@k with bootstrap intervals.
+    /// Score the inference-only methods (none, kg-text, kaping, each optionally +cyclic) and
+    /// the no-LLM baselines (random, popularity, history) and print ACC and Recall@k with
+    /// bootstrap intervals.
     Eval(Box<EvalArgs>),
-}
-
-/// Message passing of the index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub(crate) enum AggregationArg {
-    /// The paper's parameter-free mean with relation vectors (default).
-    Mean,
-    /// The released code's untrained sym-normalised GCN (seed 0).
-    Released,
-}
-
-impl From<AggregationArg> for Aggregation {
-    fn from(a: AggregationArg) -> Self {
-        match a {
-            AggregationArg::Mean => Aggregation::Mean,
-            AggregationArg::Released => Aggregation::ReleasedGcn { seed: 0 },
-        }
-    }
+    /// Recompute the tables of rows files (no model): every method's ACC and Recall@k, and
+    /// methods compared per row (--pair A:B).
+    Compare(crate::recsys_compare::CompareArgs),
 }
 
 #[derive(clap::Args)]
@@ -80,16 +65,6 @@ struct IndexArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
-}
-
-/// Which rows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub(crate) enum DatasetArg {
-    /// MovieLens-100K leave-one-out rows.
-    Ml100k,
-    /// The MovieLens-1M slice's rows.
-    Ml1m,
 }
 
 #[derive(clap::Args)]
@@ -188,25 +163,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         Sub::Index(a) => index(a),
         Sub::Eval(a) => eval(*a),
+        Sub::Compare(a) => crate::recsys_compare::run(a),
     }
-}
-
-pub(crate) fn encoder(
-    dir: &Path,
-    precision: pgraphrag_retrieval::dense::Precision,
-) -> anyhow::Result<(BertEncoder, String)> {
-    let e = BertEncoder::load_with(
-        dir,
-        EncoderOptions {
-            normalize: true,
-            precision,
-            ..EncoderOptions::default()
-        },
-    )
-    .with_context(|| format!("loading the encoder {}", dir.display()))
-    .or_usage()?;
-    let id = e.fingerprint()?;
-    Ok((e, id))
 }
 
 fn index(a: IndexArgs) -> anyhow::Result<()> {
@@ -234,21 +192,6 @@ fn index(a: IndexArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What a rows file was made with; kept next to it (`ROWS.config.json`) so that a resumed
-/// run cannot mix settings.
-#[derive(Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct RunConfig {
-    pub dataset: DatasetArg,
-    pub model: String,
-    pub encoder: String,
-    pub aggregation: AggregationArg,
-    pub style: String,
-    pub wrap: String,
-    pub retrieval: String,
-    pub seed: u64,
-    pub max_triples: usize,
-}
-
 fn eval(a: EvalArgs) -> anyhow::Result<()> {
     if a.adapter.is_none() && (a.ablation != "none" || a.lora.is_some()) {
         bail!(usage(
@@ -265,11 +208,11 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
         ("--out", Some(a.out.as_path())),
         ("--retrieval-cache", a.retrieval_cache.as_deref()),
     ];
-    crate::recsys_kragrec::check_outputs(inputs, &a.index, &outputs, a.results.as_deref())?;
+    check_outputs(inputs, &a.index, &outputs, a.results.as_deref())?;
     if let Some(adapter) = &a.adapter {
-        // The candle forward pass: see `train_cmd::prepare_candle_process`.
-        crate::train_cmd::prepare_candle_process();
-        let data = crate::recsys_kragrec::DataArgs {
+        // The candle forward pass: see `common::train::prepare_candle_process`.
+        crate::common::train::prepare_candle_process();
+        let data = DataArgs {
             dataset: a.dataset,
             ml100k: a.ml100k.clone(),
             ml1m: a.ml1m.clone(),
@@ -342,8 +285,7 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
 
     let (enc, enc_id) = encoder(&a.encoder, a.encoder_precision)?;
     let bar = Bar::new(a.quiet);
-    let vectors =
-        crate::recsys_kragrec::open_index(&a.index, a.aggregation, &enc, &enc_id, &kg, &bar)?;
+    let vectors = open_index(&a.index, a.aggregation, &enc, &enc_id, &kg, &bar)?;
     let model = GgufModel::load(&a.model, GgufOptions::default())
         .with_context(|| format!("loading the model {}", a.model.display()))
         .or_usage()?;
@@ -433,91 +375,4 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
         "inference-only methods",
         a.results.as_deref(),
     )
-}
-
-/// Summarises `rows` (ACC and Recall@3/5/10 with bootstrap intervals), prints the table and,
-/// with `results`, writes it there as `results.md` and `results.json` (with `config`).
-pub(crate) fn report(
-    rows: &[ScoredRow],
-    dataset: Dataset,
-    config: &RunConfig,
-    what: &str,
-    results: Option<&Path>,
-) -> anyhow::Result<()> {
-    let summary = summarize(rows, &[3, 5, 10], 1000, 0.95, 0)?;
-    let table = render(&summary, dataset, config, what);
-    print!("{table}");
-    if let Some(dir) = results {
-        let dir = RunDir::new(dir);
-        dir.write("results.md", table.as_bytes())?;
-        dir.write_json(
-            "results.json",
-            &serde_json::json!({ "config": config, "summary": summary }),
-        )?;
-    }
-    Ok(())
-}
-
-/// The rows file `out` of a run with `config`, resumed ([`RowsFile::resume`]: other settings
-/// refused, a torn last line cut off); other settings, or a file that is not a rows file, is
-/// bad usage.
-pub(crate) fn resume(out: &Path, config: &RunConfig) -> anyhow::Result<Resumed<ScoredRow>> {
-    use pgraphrag_eval::Error;
-    let resumed = RowsFile::resume(out, config).map_err(|e| match e {
-        Error::OtherSettings { .. } | Error::Manifest { .. } | Error::RowsLine { .. } => {
-            usage(format!("{e}; pass another --out"))
-        }
-        e => anyhow::Error::new(e).context(format!("resuming {}", out.display())),
-    })?;
-    if resumed.torn {
-        eprintln!(
-            "{}: dropped a torn last line (an interrupted write; its unit is scored again)",
-            out.display()
-        );
-    }
-    Ok(resumed)
-}
-
-pub(crate) fn render(
-    summary: &[MethodSummary],
-    dataset: Dataset,
-    config: &RunConfig,
-    what: &str,
-) -> String {
-    let mut s = format!(
-        "K-RagRec {what} on {} ({}; prompt {}, wrap {}, retrieval {}, seed {}). \
-         Bootstrap 95% intervals, 1,000 resamples of the rows.\n\n\
-         | method | M | rows | with knowledge | chance (1/M) | ACC | R@3 | R@5 | R@10 |\n\
-         |---|---:|---:|---:|---:|---|---|---|---|\n",
-        dataset.name(),
-        config.model,
-        config.style,
-        config.wrap,
-        config.retrieval,
-        config.seed
-    );
-    for m in summary {
-        let cell = |v: f64, i: &[f64; 2]| format!("{v:.3} [{:.3}, {:.3}]", i[0], i[1]);
-        let r = |k: usize| {
-            m.recall
-                .iter()
-                .position(|(kk, _)| *kk == k)
-                .map_or("–".to_string(), |j| {
-                    cell(m.recall[j].1, &m.intervals[j + 1])
-                })
-        };
-        s.push_str(&format!(
-            "| {} | {} | {} | {} | {:.3} | {} | {} | {} | {} |\n",
-            m.method,
-            m.m,
-            m.rows,
-            m.with_knowledge,
-            1.0 / m.m as f64,
-            cell(m.acc, &m.intervals[0]),
-            r(3),
-            r(5),
-            r(10)
-        ));
-    }
-    s
 }

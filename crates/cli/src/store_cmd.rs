@@ -11,9 +11,10 @@ use pgraphrag_data::Split;
 use pgraphrag_eval::{Recipe, rank_all, rank_all_from};
 use pgraphrag_graph::{ProfileSource, Scope};
 use pgraphrag_retrieval::profile::{ProfileRanker, Task};
-use pgraphrag_store::postgres::{self as pg, LoadOptions, PgProfiles, PgStore};
+use pgraphrag_store::postgres::{self as pg, LoadOptions, PgStore};
 
-use crate::error::{UsageError, usage};
+use crate::common::profile_store::{open_for_ranking, store_err};
+use crate::error::usage;
 use crate::progress::Bar;
 
 /// Arguments of `pgraphrag store`.
@@ -148,28 +149,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-/// A store error for `anyhow`: bad input (exit code 2) when the URL, the dataset, the schema
-/// or an input file is what needs fixing.
-pub fn store_err(e: pg::Error) -> anyhow::Error {
-    let input = matches!(
-        e,
-        pg::Error::Url { .. }
-            | pg::Error::Connect { .. }
-            | pg::Error::SchemaVersion { .. }
-            | pg::Error::NoDataset { .. }
-            | pg::Error::MissingPartition { .. }
-            | pg::Error::DatasetName { .. }
-            | pg::Error::Exists { .. }
-            | pg::Error::Jsonl { .. }
-            | pg::Error::Io { .. }
-    );
-    if input {
-        UsageError(e.into()).into()
-    } else {
-        e.into()
-    }
-}
-
 fn recipe_of(clean: bool) -> Recipe {
     if clean {
         Recipe::Clean
@@ -182,20 +161,6 @@ fn stem(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-/// Opens `dataset` for ranking with `recipe` ([`pgraphrag_eval::store::open_for_ranking`]): a
-/// dataset loaded with the other recipe's graph is bad input.
-pub fn open_for_ranking(
-    url: &str,
-    dataset: &str,
-    recipe: Recipe,
-) -> anyhow::Result<(Split, PgProfiles)> {
-    use pgraphrag_eval::store::{StoreError, open_for_ranking};
-    open_for_ranking(url, dataset, recipe).map_err(|e| match *e {
-        StoreError::Store(e) => store_err(e),
-        e => usage(e.to_string()),
-    })
 }
 
 fn load(a: LoadArgs) -> anyhow::Result<()> {

@@ -10,39 +10,14 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use pgraphrag_core::{LampTask, Prompt, TokenCounter};
+use pgraphrag_core::{LampTask, TokenCounter};
 use pgraphrag_llm::{GgufModel, GgufOptions};
-use pgraphrag_stages::{Budget, LlmSummarizer, SummarizeJob, SummaryPrompt};
+use pgraphrag_stages::{LlmSummarizer, SummarizeJob, SummaryPrompt};
 use serde::Serialize;
 
-use crate::error::{OrUsage, usage};
+use crate::common::summarizer::{SummarizerArgs, summary_budget};
+use crate::error::{OrUsage, job_error, usage};
 use crate::progress::Bar;
-
-/// The summarizer's options, shared by `pgraphrag summarize` and `pgraphrag queue submit
-/// summarize`.
-#[derive(clap::Args, Debug)]
-pub struct SummarizerArgs {
-    /// Only the first N distinct users of the input.
-    #[arg(long)]
-    pub limit: Option<usize>,
-    /// Users handed to the model per call (the native engine decodes up to 8 at a time).
-    #[arg(long, default_value_t = 8, value_parser = crate::args::at_least_one)]
-    pub batch: usize,
-    /// Most tokens per summary.
-    #[arg(long, default_value_t = 128, value_parser = crate::args::at_least_one)]
-    pub max_new_tokens: usize,
-    /// The summarizer's context in tokens: prompt and summary together (the paper's Vicuna had
-    /// 2,048); profile entries beyond it are dropped, most recent kept.
-    #[arg(long, default_value_t = 2048, value_parser = crate::args::at_least_one)]
-    pub context: usize,
-    /// Accept a store that holds summaries of other models or prompt versions only.
-    #[arg(long)]
-    pub new_config: bool,
-    /// Summaries per `user` (`user_id`, else the question id; LaMP's one question per user) or
-    /// per `question` (several questions per user, each with its own time-ordered profile).
-    #[arg(long, default_value = "user", value_parser = crate::args::summary_scope)]
-    pub summary_scope: pgraphrag_core::SummaryScope,
-}
 
 /// Arguments of `pgraphrag summarize`.
 #[derive(clap::Args, Debug)]
@@ -52,7 +27,7 @@ pub struct Args {
     pub input: PathBuf,
     /// The LaMP task: LaMP-1, LaMP-2 (movies; an adapted prompt), LaMP-2-old (news), LaMP-3,
     /// LaMP-4, LaMP-5, LaMP-6 or LaMP-7 (LaMP-2 movies and LaMP-6 email: our adaptations of the paper's prompts).
-    #[arg(long, value_parser = parse_task)]
+    #[arg(long, value_parser = crate::args::lamp_task)]
     pub task: LampTask,
     /// The GGUF model that writes the summaries (e.g. models/SmolLM2-135M-Instruct.Q4_1.gguf).
     #[arg(long)]
@@ -72,10 +47,6 @@ pub struct Args {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
-}
-
-pub(crate) fn parse_task(s: &str) -> Result<LampTask, String> {
-    s.parse::<LampTask>().map_err(|e| e.to_string())
 }
 
 /// The `stats` line: the job's counts and the speed of this run.
@@ -192,46 +163,4 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// The fitting budget of a summarizer on `model`: `context` tokens for prompt and summary,
-/// `max_new_tokens` of summary, and the chat template's own tokens measured on the model.
-pub(crate) fn summary_budget(
-    model: &GgufModel,
-    context: usize,
-    max_new_tokens: usize,
-) -> anyhow::Result<Budget> {
-    if context > model.context_length() {
-        return Err(usage(format!(
-            "--context {context} exceeds the model's context of {} tokens",
-            model.context_length()
-        )));
-    }
-    // The tokens the chat template adds around the message (SmolLM2: its default system prompt).
-    let reserve = model.prompt_tokens(&Prompt::user(""))?.len();
-    let budget = Budget {
-        context,
-        max_new_tokens,
-        reserve,
-    };
-    if budget.input_tokens().is_none() {
-        return Err(usage(format!(
-            "--context {context} leaves no room for a prompt after {max_new_tokens} new tokens and the chat template's {reserve} tokens"
-        )));
-    }
-    Ok(budget)
-}
-
-/// Maps the job's bad-input errors to usage errors (exit code 2).
-pub(crate) fn job_error(e: pgraphrag_stages::Error) -> anyhow::Error {
-    match e {
-        pgraphrag_stages::Error::OtherConfig { .. }
-        | pgraphrag_stages::Error::ConflictingProfiles { .. }
-        | pgraphrag_stages::Error::User { .. } => usage_err(e),
-        e => anyhow::Error::new(e),
-    }
-}
-
-fn usage_err(e: pgraphrag_stages::Error) -> anyhow::Error {
-    crate::error::UsageError(anyhow::Error::new(e)).into()
 }

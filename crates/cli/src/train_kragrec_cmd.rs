@@ -12,11 +12,12 @@ use pgraphrag_train::{
     Llama, Lora, LoraConfig, RetrievalCache, SoftPrompt, SoftTokens,
 };
 
+use crate::common::kragrec::{
+    DataArgs, Inputs, adapter_features, cache_key, cache_path, check_outputs, load, retrieve_rows,
+};
+use crate::common::train::{TrainFlags, train};
 use crate::error::{OrUsage, usage};
 use crate::progress::Bar;
-use crate::recsys_kragrec::{
-    DataArgs, adapter_features, cache_key, cache_path, load, retrieve_rows,
-};
 
 /// Soft tokens of a row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -93,7 +94,7 @@ pub struct KragrecArgs {
     #[arg(long)]
     lora_out: Option<PathBuf>,
     #[command(flatten)]
-    run: crate::train_cmd::TrainFlags,
+    run: TrainFlags,
 }
 
 /// Runs `pgraphrag train kragrec` (the caller has limited candle's threads).
@@ -101,7 +102,7 @@ pub fn run(a: KragrecArgs) -> anyhow::Result<()> {
     let style = PromptStyle::parse(&a.style).or_usage()?;
     let ablation = Ablation::parse(&a.ablation).or_usage()?;
     let d = &a.data;
-    let inputs = crate::recsys_kragrec::Inputs::dataset(&d.ml100k, d.ml1m.as_deref())
+    let inputs = Inputs::dataset(&d.ml100k, d.ml1m.as_deref())
         .with("--encoder", Some(&d.encoder))
         .with("--model", Some(&a.model));
     let outputs = [
@@ -110,7 +111,7 @@ pub fn run(a: KragrecArgs) -> anyhow::Result<()> {
         ("--retrieval-cache", a.retrieval_cache.as_deref()),
         ("--checkpoint", Some(a.run.checkpoint.as_path())),
     ];
-    crate::recsys_kragrec::check_outputs(inputs, &d.index, &outputs, None)?;
+    check_outputs(inputs, &d.index, &outputs, None)?;
     let bar = Bar::new(a.run.quiet);
     let mut l = load(&a.data, &bar)?;
     l.data.slice(a.start, a.rows);
@@ -224,14 +225,14 @@ pub fn run(a: KragrecArgs) -> anyhow::Result<()> {
         };
         let soft = SoftPrompt::new(&model, n, a.run.seed).or_usage()?;
         let job = Kragrec::new(&model, &soft, lora.as_ref())?;
-        let (_, summary) = crate::train_cmd::train(&a.run, &job, &examples, &val, &bar)?;
+        let (_, summary) = train(&a.run, &job, &examples, &val, &bar)?;
         soft.save(&a.out, model.base_id(), &features)
             .with_context(|| format!("writing the soft prompt {}", a.out.display()))?;
         summary
     } else {
         let encoder = GraphEncoder::new(gnn, a.run.seed, &device).or_usage()?;
         let job = Kragrec::new(&model, &encoder, lora.as_ref())?;
-        let (_, summary) = crate::train_cmd::train(&a.run, &job, &examples, &val, &bar)?;
+        let (_, summary) = train(&a.run, &job, &examples, &val, &bar)?;
         encoder
             .save(&a.out, model.base_id(), &features)
             .with_context(|| format!("writing the encoder {}", a.out.display()))?;

@@ -4,8 +4,10 @@
 //! `scripts/run_baselines.sh` makes them) and of `docs/results/lamp/baselines/` (tables,
 //! per-question predictions and the paired comparison with each committed LaMP grid, from the
 //! corpora of `scripts/fetch-corpora.sh` converted here, as `scripts/run_lamp_baselines.sh`
-//! makes them). A difference fails the test command, naming the file: either a change of the
-//! code moved a committed number, or the files were edited by hand.
+//! makes them), and of `docs/results/kragrec/baselines/` (K-RagRec's no-LLM baselines and the
+//! debiased scoring, from their committed rows files). A difference fails the test command,
+//! naming the file: either a change of the code moved a committed number, or the files were
+//! edited by hand.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -245,4 +247,52 @@ fn the_committed_lamp_baseline_tables_recompute_byte_for_byte() {
             }
         }
     });
+}
+
+/// `docs/results/kragrec/baselines/`: every folder's tables recomputed from its committed rows
+/// files by `pgraphrag recsys compare` with the folder's `compare.args`, as
+/// `scripts/run_kragrec_baselines.sh` makes them (no model; about a second).
+#[test]
+fn the_committed_kragrec_baseline_tables_recompute_byte_for_byte() {
+    let committed = support::root().join("docs/results/kragrec/baselines");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for dir in std::fs::read_dir(&committed).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let spec = std::fs::read_to_string(dir.join("compare.args")).unwrap();
+        let mut args: Vec<std::ffi::OsString> = vec!["recsys".into(), "compare".into()];
+        for line in spec
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
+            let (kind, value) = line.split_once(' ').unwrap();
+            match kind {
+                "rows" => {
+                    let file = Path::new(value).file_stem().unwrap();
+                    let plain = tmp.path().join(file);
+                    std::fs::write(&plain, gunzip(&committed.join(value))).unwrap();
+                    args.extend(["--rows".into(), plain.into_os_string()]);
+                }
+                "pair" => args.extend(["--pair".into(), value.into()]),
+                other => panic!("{}: unknown line {other}", dir.display()),
+            }
+        }
+        let out = tmp.path().join(&name);
+        args.extend(["--out".into(), out.clone().into_os_string()]);
+        let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        pgraphrag(&refs);
+        for f in ["results.md", "results.json"] {
+            assert!(
+                std::fs::read(out.join(f)).unwrap() == std::fs::read(dir.join(f)).unwrap(),
+                "{} differs from a recomputation (scripts/run_kragrec_baselines.sh remakes it)",
+                dir.join(f).display()
+            );
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
 }

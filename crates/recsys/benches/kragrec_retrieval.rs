@@ -22,6 +22,7 @@
 //! * `PGRAPHRAG_BENCH_PROFILE`: `1` (default) also times the phases of a row (gate, query
 //!   encoding, top-K search, re-ranking, ego expansion) in a second, untimed-for-the-headline
 //!   pass through the public API; `0` skips it.
+//! * `PGRAPHRAG_BENCH_PRECISION`: the encoder's linear layers, `f32` (default) or `int8`.
 //!
 //! Prints `key=value` lines (prefix `rs_`).
 use std::collections::{BTreeMap, HashSet};
@@ -34,7 +35,7 @@ use pgraphrag_recsys::{
     Popularity, PopularityGate, Retrieval, Row, Subgraph, SubgraphIndex, build_kg, history_prompt,
     leave_one_out, ml100k_titles,
 };
-use pgraphrag_retrieval::dense::{BertEncoder, EncoderOptions};
+use pgraphrag_retrieval::dense::{BertEncoder, EncoderOptions, Precision};
 use serde_json::{Value, json};
 
 type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
@@ -100,6 +101,7 @@ fn main() -> BoxResult<()> {
         .map(str::to_string)
         .collect();
     let profile = env_or("PGRAPHRAG_BENCH_PROFILE", "1") != "0";
+    let precision: Precision = env_or("PGRAPHRAG_BENCH_PRECISION", "f32").parse()?;
 
     let t = Instant::now();
     let ml = Ml100k::load(&data)?;
@@ -117,6 +119,7 @@ fn main() -> BoxResult<()> {
         &model_dir,
         EncoderOptions {
             normalize: true,
+            precision,
             ..EncoderOptions::default()
         },
     )?;
@@ -124,10 +127,11 @@ fn main() -> BoxResult<()> {
     encoder.encode(&["warm up", "the encoder"])?;
     let t_model = t.elapsed().as_secs_f64();
     println!(
-        "rs_threads={} rs_backend={} rs_aggregation={}",
+        "rs_threads={} rs_backend={} rs_aggregation={} rs_precision={}",
         std::env::var("RAYON_NUM_THREADS").unwrap_or_else(|_| "all".into()),
         encoder.backend_name(),
-        aggregation.name()
+        aggregation.name(),
+        precision.name()
     );
     println!(
         "rs_entities={} rs_edges={} rs_relations={} rs_rows={} rs_data_load_s={t_data:.3} rs_model_load_s={t_model:.3}",

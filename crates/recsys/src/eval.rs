@@ -7,12 +7,33 @@ use pgraphrag_metrics::stats::bootstrap_ci_columns;
 use serde::{Deserialize, Serialize};
 
 use crate::candidates::LETTERS;
+use crate::popularity::Training;
+use crate::score::{break_ties, cyclic_scores};
 use crate::{
     CandidateSet, Error, Kaping, KgRetriever, LetterScorer, Popularity, PromptStyle, Result, Row,
     history_prompt, instruction, random_scores, ranking, with_facts,
 };
 
-/// An inference-only method: what knowledge the prompt gets (if any), or no model at all.
+/// An evaluation method: what knowledge the prompt gets (if any) and how its options are
+/// scored, or a ranking without a model.
+///
+/// **Position-debiased scoring** (`+cyclic`): the letter scorer prefers positions (SmolLM2
+/// ranks option A first in most rows), so a `+cyclic` method scores its prompt once per cyclic
+/// rotation of the option order (rotation `r` shows candidate `(j + r) mod M` at letter `j`)
+/// and gives each candidate the mean of its M letter scores, one at every position. A score
+/// that is a letter's bias plus a candidate's own value comes out as the candidate's value
+/// plus the mean bias: a pure position bias is cancelled. It costs M prompts per row. Each
+/// rotation is its own prompt, so a [`crate::ScoreCache`] keys it apart (rotation 0 is the
+/// plain method's prompt, and shares its entry).
+///
+/// **No-LLM baselines** ([`Method::Random`], [`Method::Popularity`], [`Method::History`]):
+/// no model is asked. Popularity and history count the dataset's training interactions: no
+/// row's held-out `(user, target)` interaction, and only interactions strictly before the
+/// row's target ([`crate::EvalData::ml100k`], [`crate::EvalData::ml1m`]). Ties are broken by
+/// the random ranking of the same seed and row: the recorded score is the primary score plus
+/// `u · g / 2`, with `u` the row's [`random_scores`] value and `g` the smallest gap between
+/// the row's distinct primary scores (1 when they are all equal), so distinct primaries keep
+/// their order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Method {
     /// The instruction alone.
@@ -26,15 +47,34 @@ pub enum Method {
     Kaping,
     /// A random ranking of the options ([`random_scores`]); no model.
     Random,
+    /// The candidates by popularity: the number of users with a counted training interaction
+    /// on each (see above); no model.
+    Popularity,
+    /// The candidates by their item-kNN similarity to the history: the sum over the distinct
+    /// history items `h` of the cosine `co(c, h) / √(n(c) · n(h))`, where `n(x)` counts the
+    /// users with a counted training interaction on `x` and `co(c, h)` those with both; no
+    /// model.
+    History,
+    /// [`Method::NoKnowledge`], position-debiased (`none+cyclic`).
+    NoKnowledgeCyclic,
+    /// [`Method::KgText`], position-debiased (`kg-text+cyclic`).
+    KgTextCyclic,
+    /// [`Method::Kaping`], position-debiased (`kaping+cyclic`).
+    KapingCyclic,
 }
 
 impl Method {
     /// Every method, in table order.
-    pub const ALL: [Method; 4] = [
+    pub const ALL: [Method; 9] = [
         Method::NoKnowledge,
         Method::KgText,
         Method::Kaping,
         Method::Random,
+        Method::Popularity,
+        Method::History,
+        Method::NoKnowledgeCyclic,
+        Method::KgTextCyclic,
+        Method::KapingCyclic,
     ];
 
     /// The method's name on the command line and in the rows file.
@@ -44,6 +84,11 @@ impl Method {
             Method::KgText => "kg-text",
             Method::Kaping => "kaping",
             Method::Random => "random",
+            Method::Popularity => "popularity",
+            Method::History => "history",
+            Method::NoKnowledgeCyclic => "none+cyclic",
+            Method::KgTextCyclic => "kg-text+cyclic",
+            Method::KapingCyclic => "kaping+cyclic",
         }
     }
 
@@ -52,6 +97,7 @@ impl Method {
     /// ```
     /// use pgraphrag_recsys::Method;
     /// assert_eq!(Method::parse("kg-text").unwrap(), Method::KgText);
+    /// assert_eq!(Method::parse("kg-text+cyclic").unwrap(), Method::KgTextCyclic);
     /// assert!(Method::parse("rag").is_err());
     /// ```
     pub fn parse(s: &str) -> Result<Self> {
@@ -61,8 +107,37 @@ impl Method {
             .ok_or_else(|| Error::Option {
                 name: "method",
                 value: s.to_string(),
-                expected: "none, kg-text, kaping or random",
+                expected: "none, kg-text, kaping (each optionally +cyclic), random, popularity \
+                           or history",
             })
+    }
+
+    /// The method whose knowledge this one's prompt gets: the plain method of a `+cyclic` one,
+    /// else itself.
+    ///
+    /// ```
+    /// use pgraphrag_recsys::Method;
+    /// assert_eq!(Method::KapingCyclic.knowledge_method(), Method::Kaping);
+    /// assert_eq!(Method::History.knowledge_method(), Method::History);
+    /// ```
+    pub fn knowledge_method(self) -> Method {
+        match self {
+            Method::NoKnowledgeCyclic => Method::NoKnowledge,
+            Method::KgTextCyclic => Method::KgText,
+            Method::KapingCyclic => Method::Kaping,
+            m => m,
+        }
+    }
+
+    /// Whether a model scores the method's options (false for the no-LLM baselines).
+    ///
+    /// ```
+    /// use pgraphrag_recsys::Method;
+    /// assert!(Method::NoKnowledgeCyclic.uses_model());
+    /// assert!(!Method::Popularity.uses_model());
+    /// ```
+    pub fn uses_model(self) -> bool {
+        !matches!(self, Method::Random | Method::Popularity | Method::History)
     }
 }
 
@@ -117,6 +192,76 @@ impl ScoredRow {
         ranking(&self.scores)
     }
 
+    /// Whether the target is among the first `k` of [`ScoredRow::ranking`] (`k = 1`: the
+    /// row's ACC).
+    ///
+    /// ```
+    /// use pgraphrag_recsys::ScoredRow;
+    /// let r = ScoredRow { row: 0, user_id: 1, method: "none".into(), history: vec![9],
+    ///     candidates: vec![1, 2, 3], target: 2, scores: vec![0.5, 0.2, 0.9], retrieved: vec![] };
+    /// assert_eq!((r.hit(1).unwrap(), r.hit(2).unwrap(), r.hit(3).unwrap()), (false, false, true));
+    /// ```
+    pub fn hit(&self, k: usize) -> Result<bool> {
+        let t = self.target_index()?;
+        Ok(self.ranking()?.iter().take(k).any(|&i| i == t))
+    }
+
+    /// The rows of `a` and `b` for the same dataset row, paired by [`ScoredRow::row`] (each
+    /// side one method at one M), in `a`'s order; rows of either side without a partner are
+    /// left out. A pair whose user, history, candidates (in letter order) or target differ is
+    /// an [`Error::ScoreOutput`]: the two were not scored on the same candidate sets. So is a
+    /// row twice on one side.
+    ///
+    /// ```
+    /// use pgraphrag_recsys::ScoredRow;
+    /// let r = |row, method: &str| ScoredRow { row, user_id: 1, method: method.into(), history: vec![9],
+    ///     candidates: vec![1, 2], target: 2, scores: vec![0.5, 0.2], retrieved: vec![] };
+    /// let a = [r(0, "popularity"), r(1, "popularity"), r(2, "popularity")];
+    /// let b = [r(2, "none"), r(0, "none")];
+    /// let pairs = ScoredRow::paired(&a, &b).unwrap();
+    /// assert_eq!(pairs.iter().map(|(x, y)| (x.row, y.row)).collect::<Vec<_>>(), [(0, 0), (2, 2)]);
+    /// let mut other = r(0, "none");
+    /// other.candidates = vec![2, 1];
+    /// assert!(ScoredRow::paired(&a, &[other]).is_err());
+    /// ```
+    pub fn paired<'r>(
+        a: &'r [ScoredRow],
+        b: &'r [ScoredRow],
+    ) -> Result<Vec<(&'r ScoredRow, &'r ScoredRow)>> {
+        let mut by_row: BTreeMap<usize, &ScoredRow> = BTreeMap::new();
+        for y in b {
+            if by_row.insert(y.row, y).is_some() {
+                return Err(Error::ScoreOutput {
+                    problem: format!("row {} of {} twice", y.row, y.method),
+                });
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        let mut out = Vec::new();
+        for x in a {
+            if !seen.insert(x.row) {
+                return Err(Error::ScoreOutput {
+                    problem: format!("row {} of {} twice", x.row, x.method),
+                });
+            }
+            let Some(y) = by_row.get(&x.row) else {
+                continue;
+            };
+            if (x.user_id, &x.history, &x.candidates, x.target)
+                != (y.user_id, &y.history, &y.candidates, y.target)
+            {
+                return Err(Error::ScoreOutput {
+                    problem: format!(
+                        "row {} of {} and of {} differ in user, history, candidates or target",
+                        x.row, x.method, y.method
+                    ),
+                });
+            }
+            out.push((x, *y));
+        }
+        Ok(out)
+    }
+
     /// The target's index among the candidates.
     pub fn target_index(&self) -> Result<usize> {
         self.candidates
@@ -148,6 +293,8 @@ pub struct Recommender<'a> {
     pub titles: &'a BTreeMap<u32, String>,
     /// Prompt settings.
     pub config: EvalConfig,
+    /// What the popularity and history baselines count.
+    pub(crate) training: &'a Training,
 }
 
 impl<'a> Recommender<'a> {
@@ -162,11 +309,17 @@ impl<'a> Recommender<'a> {
     }
 
     /// The triples `method` gives the prompt for `history` (none for [`Method::NoKnowledge`]
-    /// and [`Method::Random`]). They do not depend on the candidates, so one retrieval serves
-    /// every M.
+    /// and the no-LLM baselines; a `+cyclic` method's are its plain method's). They do not
+    /// depend on the candidates, so one retrieval serves every M.
     pub fn knowledge(&self, method: Method, history: &[u32]) -> Result<Vec<TripleText<'a>>> {
-        match method {
-            Method::NoKnowledge | Method::Random => Ok(Vec::new()),
+        match method.knowledge_method() {
+            Method::NoKnowledge
+            | Method::Random
+            | Method::Popularity
+            | Method::History
+            | Method::NoKnowledgeCyclic
+            | Method::KgTextCyclic
+            | Method::KapingCyclic => Ok(Vec::new()),
             Method::KgText => {
                 let k = self
                     .retriever
@@ -215,8 +368,8 @@ impl<'a> Recommender<'a> {
     }
 
     /// Scores row `index` with `method`: the prompt scored by `scorer` over the candidates'
-    /// letters, or the random ranking. `knowledge` is [`Recommender::knowledge`]'s for the
-    /// row and method.
+    /// letters (once per cyclic rotation for a `+cyclic` method), or a no-LLM ranking.
+    /// `knowledge` is [`Recommender::knowledge`]'s for the row and method.
     pub fn score_row(
         &self,
         scorer: &dyn LetterScorer,
@@ -227,11 +380,28 @@ impl<'a> Recommender<'a> {
         knowledge: &[TripleText<'_>],
     ) -> Result<ScoredRow> {
         let m = candidates.items.len();
-        let scores = if method == Method::Random {
-            random_scores(self.config.random_seed, index as u64, m)
-        } else {
-            let prompt = self.prompt(row, candidates, knowledge)?;
-            scorer.score(&prompt, &LETTERS[..m])?
+        let seed = self.config.random_seed;
+        let scores = match method {
+            Method::Random => random_scores(seed, index as u64, m),
+            Method::Popularity => break_ties(
+                &self.training.popularity(index, &candidates.items)?,
+                seed,
+                index,
+            ),
+            Method::History => break_ties(
+                &self
+                    .training
+                    .history(index, &row.history, &candidates.items)?,
+                seed,
+                index,
+            ),
+            Method::NoKnowledgeCyclic | Method::KgTextCyclic | Method::KapingCyclic => {
+                cyclic_scores(scorer, candidates, |c| self.prompt(row, c, knowledge))?
+            }
+            Method::NoKnowledge | Method::KgText | Method::Kaping => {
+                let prompt = self.prompt(row, candidates, knowledge)?;
+                scorer.score(&prompt, &LETTERS[..m])?
+            }
         };
         if scores.len() != m {
             return Err(Error::ScoreOutput {

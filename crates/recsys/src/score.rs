@@ -5,7 +5,7 @@ use pgraphrag_llm::GgufModel;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result};
+use crate::{CandidateSet, Error, LETTERS, Result};
 
 /// Scores option letters as the answer to a prompt. One required method; higher is better.
 ///
@@ -215,6 +215,59 @@ pub fn random_scores(seed: u64, row: u64, m: usize) -> Vec<f64> {
     (0..m).map(|_| rng.random::<f64>()).collect()
 }
 
+/// A no-LLM baseline's recorded scores: `primary` with ties broken by the random ranking of
+/// `seed` and `row` ([`random_scores`]): `primary[i] + u[i] · g / 2`, `g` the smallest gap
+/// between distinct primaries (1 when there is none), so distinct primaries keep their order.
+pub(crate) fn break_ties(primary: &[f64], seed: u64, row: usize) -> Vec<f64> {
+    let mut sorted = primary.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let gap = sorted
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|d| *d > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let half = if gap.is_finite() { gap / 2.0 } else { 0.5 };
+    primary
+        .iter()
+        .zip(random_scores(seed, row as u64, primary.len()))
+        .map(|(p, u)| p + u * half)
+        .collect()
+}
+
+/// Position-debiased letter scores ([`crate::Method::NoKnowledgeCyclic`]): `prompt` of each of
+/// the M cyclic rotations of `candidates` (rotation `r` puts candidate `(j + r) mod M` at
+/// letter `j`) scored by `scorer`, and each candidate's mean over its M letters, in the
+/// original letter order.
+pub(crate) fn cyclic_scores(
+    scorer: &dyn LetterScorer,
+    candidates: &CandidateSet,
+    prompt: impl Fn(&CandidateSet) -> Result<String>,
+) -> Result<Vec<f64>> {
+    let m = candidates.items.len();
+    let letters = LETTERS.get(..m).ok_or_else(|| Error::Option {
+        name: "M",
+        value: m.to_string(),
+        expected: "at most 26 candidates",
+    })?;
+    let mut sums = vec![0.0; m];
+    for r in 0..m {
+        let rotated = CandidateSet {
+            items: (0..m).map(|j| candidates.items[(j + r) % m]).collect(),
+            target_index: (candidates.target_index + m - r) % m,
+        };
+        let s = scorer.score(&prompt(&rotated)?, letters)?;
+        if s.len() != m {
+            return Err(Error::ScoreOutput {
+                problem: format!("{} scores for {m} options", s.len()),
+            });
+        }
+        for (j, x) in s.into_iter().enumerate() {
+            sums[(j + r) % m] += x;
+        }
+    }
+    Ok(sums.into_iter().map(|x| x / m as f64).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,5 +285,128 @@ mod tests {
     fn ranking_breaks_ties_by_letter() {
         assert_eq!(ranking(&[1.0, 1.0, 1.0]).unwrap(), [0, 1, 2]);
         assert_eq!(ranking(&[]).unwrap(), Vec::<usize>::new());
+    }
+
+    /// A test double whose prompt is the candidates' ids in letter order (`"7,3,9"`): each
+    /// letter's score is `bias[letter] + value(item)`.
+    struct Biased {
+        bias: Vec<f64>,
+        value: fn(u32) -> f64,
+        prompts: std::cell::RefCell<Vec<String>>,
+    }
+
+    impl LetterScorer for Biased {
+        fn id(&self) -> String {
+            "biased".into()
+        }
+        fn score(&self, prompt: &str, letters: &[char]) -> Result<Vec<f64>> {
+            self.prompts.borrow_mut().push(prompt.to_string());
+            let items: Vec<u32> = prompt.split(',').map(|x| x.parse().unwrap()).collect();
+            assert_eq!(items.len(), letters.len());
+            Ok(items
+                .iter()
+                .enumerate()
+                .map(|(j, &i)| self.bias[j] + (self.value)(i))
+                .collect())
+        }
+    }
+
+    fn ids(c: &CandidateSet) -> Result<String> {
+        Ok(c.items
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(","))
+    }
+
+    #[test]
+    fn cyclic_scoring_cancels_a_pure_position_bias() {
+        // A strong preference for A, then B, ...: the plain scores rank by letter alone.
+        let bias: Vec<f64> = (0..5).map(|j| -3.0 * j as f64).collect();
+        let c = CandidateSet {
+            items: vec![40, 10, 30, 20, 50],
+            target_index: 3,
+        };
+        let pure = Biased {
+            bias: bias.clone(),
+            value: |_| 0.0,
+            prompts: Default::default(),
+        };
+        assert_eq!(
+            ranking(&pure.score(&ids(&c).unwrap(), &LETTERS[..5]).unwrap()).unwrap(),
+            [0, 1, 2, 3, 4]
+        );
+        let s = cyclic_scores(&pure, &c, ids).unwrap();
+        let mean_bias = bias.iter().sum::<f64>() / 5.0;
+        assert!(s.iter().all(|x| (x - mean_bias).abs() < 1e-12), "{s:?}");
+        // Every rotation was asked once (after the plain call), each candidate once at every
+        // letter.
+        let prompts = pure.prompts.borrow();
+        assert_eq!(prompts.len(), 1 + 5);
+        assert_eq!(prompts[1], "40,10,30,20,50");
+        assert_eq!(prompts[2], "10,30,20,50,40");
+        assert_eq!(prompts[5], "50,40,10,30,20");
+        // A small preference for larger ids under the same bias: the plain scores still rank
+        // by letter, the debiased ones by the preference.
+        let slight = Biased {
+            bias,
+            value: |i| f64::from(i) / 100.0,
+            prompts: Default::default(),
+        };
+        assert_eq!(
+            ranking(&slight.score(&ids(&c).unwrap(), &LETTERS[..5]).unwrap()).unwrap(),
+            [0, 1, 2, 3, 4]
+        );
+        let s = cyclic_scores(&slight, &c, ids).unwrap();
+        assert_eq!(ranking(&s).unwrap(), [4, 0, 2, 3, 1]);
+        for (x, &i) in s.iter().zip(&c.items) {
+            assert!((x - (mean_bias + f64::from(i) / 100.0)).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn cyclic_scoring_is_cached_per_rotation() {
+        let cache = crate::ScoreCache::in_memory().unwrap();
+        let c = CandidateSet {
+            items: vec![1, 2, 3],
+            target_index: 0,
+        };
+        let plain = Biased {
+            bias: vec![1.0, 0.0, 0.0],
+            value: |i| f64::from(i),
+            prompts: Default::default(),
+        };
+        let cached = crate::CachedScorer::new(plain, &cache);
+        // The plain prompt first: then the debiased scores are not the cached plain ones.
+        let first = cached.score("1,2,3", &LETTERS[..3]).unwrap();
+        assert_eq!(first, [2.0, 2.0, 3.0]);
+        let s = cyclic_scores(&cached, &c, ids).unwrap();
+        let third = 1.0 / 3.0;
+        assert_eq!(s, [1.0 + third, 2.0 + third, 3.0 + third]);
+        // Rotation 0 is the plain prompt (a cache hit); the other two were scored and stored.
+        assert_eq!((cached.hits(), cache.len().unwrap()), (1, 3));
+        assert_eq!(cyclic_scores(&cached, &c, ids).unwrap(), s);
+        assert_eq!(cached.hits(), 4);
+    }
+
+    #[test]
+    fn ties_are_broken_by_the_random_ranking() {
+        let p = [3.0, 1.0, 3.0, 2.0, 3.0];
+        let s = break_ties(&p, 0, 7);
+        let u = random_scores(0, 7, 5);
+        // Distinct primaries keep their order, ties follow the random ranking.
+        let r = ranking(&s).unwrap();
+        assert_eq!(&r[3..], [3, 1]);
+        let mut tied = vec![0, 2, 4];
+        tied.sort_by(|&a, &b| u[b].total_cmp(&u[a]));
+        assert_eq!(&r[..3], tied);
+        for (x, y) in s.iter().zip(p) {
+            assert!(*x >= y && *x < y + 0.5);
+        }
+        // All equal: jitter of up to a half.
+        assert_eq!(
+            ranking(&break_ties(&[0.0; 4], 0, 7)).unwrap(),
+            ranking(&random_scores(0, 7, 4)).unwrap()
+        );
     }
 }

@@ -7,6 +7,7 @@ use pgraphrag_core::Progress;
 use pgraphrag_graph::kg::EntityId;
 use serde::{Deserialize, Serialize};
 
+use crate::popularity::Training;
 use crate::{
     CandidateSampler, CandidateSet, Counted, Error, EvalConfig, Kaping, KgRetriever, LetterScorer,
     Method, Ml1m, Ml100k, MovieKg, Popularity, Recommender, Result, Row, ScoredRow, leave_one_out,
@@ -56,6 +57,7 @@ impl<'a> Recommender<'a> {
             popularity: &data.popularity,
             titles: &data.titles,
             config,
+            training: &data.training,
         }
     }
 }
@@ -80,12 +82,17 @@ pub struct EvalData {
     /// For ML-100K, every item each user rated (negatives avoid them all); `None` for the
     /// ML-1M slice, where only the row's own items are known.
     interacted: Option<BTreeMap<u32, BTreeSet<u32>>>,
+    /// What the popularity and history baselines count, for every row of the dataset.
+    training: Training,
 }
 
 impl EvalData {
-    /// ML-100K: leave-one-out rows (history 10), all 943 when every user has 11 items.
+    /// ML-100K: leave-one-out rows (history 10), all 943 when every user has 11 items. The
+    /// no-LLM baselines count `ml-100k.inter` less every row's `(user, target)` rating, before
+    /// the row's target rating's timestamp ([`Method::Popularity`]).
     pub fn ml100k(ml: &Ml100k, kg: &MovieKg) -> Result<Self> {
         let loo = leave_one_out(&ml.interactions, 10);
+        let training = Training::leave_one_out(&ml.interactions, &loo.rows);
         Ok(EvalData {
             dataset: Dataset::Ml100k,
             rows: loo.rows.into_iter().enumerate().collect(),
@@ -94,11 +101,15 @@ impl EvalData {
             popularity: ml.popularity(Counted::All)?,
             catalogue: ml.items.keys().copied().collect(),
             interacted: Some(ml.interacted()),
+            training,
         })
     }
 
     /// The ML-1M slice: its 10,000 rows; entities for the movies [`link_ml1m`] links to an
-    /// ML-100K item that has one.
+    /// ML-100K item that has one. The slice has no other ratings, so the no-LLM baselines
+    /// count the rows' history items, each at its row's target time (an upper bound of its
+    /// own, so the cut-off errs towards not counting), less every row's `(user, target)`, before
+    /// the row's target time ([`Method::Popularity`]).
     pub fn ml1m(ml1m: &Ml1m, ml100k: &Ml100k, kg: &MovieKg) -> Result<Self> {
         let (links, _) = link_ml1m(ml1m, ml100k);
         let entities = links
@@ -113,6 +124,7 @@ impl EvalData {
             popularity: ml1m.popularity(Counted::All)?,
             catalogue: ml1m.movies.keys().copied().collect(),
             interacted: None,
+            training: Training::ml1m(&ml1m.rows),
         })
     }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use pgraphrag_eval::jobs::{BenchSpec, JobSpec, RankSpec};
 
-use super::{NatsArgs, absolute};
+use super::nats::{self, NatsArgs, absolute};
 use crate::bench_args;
 use crate::error::{OrUsage, usage};
 
@@ -93,7 +93,7 @@ pub(super) fn submit(a: SubmitBenchArgs) -> anyhow::Result<()> {
         spec.bench.configs.len(),
         crate::artifacts::describe(Path::new(&spec.cache))
     );
-    super::submit(&a.nats, &JobSpec::Bench(Box::new(spec)), &a.jobs, a.chunk)
+    nats::submit(&a.nats, &JobSpec::Bench(Box::new(spec)), &a.jobs, a.chunk)
 }
 
 #[cfg(test)]

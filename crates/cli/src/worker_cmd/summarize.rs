@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use pgraphrag_eval::jobs::{self, JobSpec};
 
-use super::{NatsArgs, absolute};
+use super::nats::{self, NatsArgs, absolute};
 use crate::error::{OrUsage, usage};
 
 /// Arguments of `pgraphrag queue submit summarize` (those of `pgraphrag summarize`, with the
@@ -18,7 +18,7 @@ pub struct SubmitSummarizeArgs {
     #[arg(long)]
     pub input: PathBuf,
     /// The LaMP task (as `pgraphrag summarize --task`).
-    #[arg(long, value_parser = crate::summarize_cmd::parse_task)]
+    #[arg(long, value_parser = crate::args::lamp_task)]
     pub task: pgraphrag_core::LampTask,
     /// The GGUF model that writes the summaries (every worker reads it at this path).
     #[arg(long)]
@@ -31,7 +31,7 @@ pub struct SubmitSummarizeArgs {
     #[arg(long)]
     pub store: PathBuf,
     #[command(flatten)]
-    pub summarizer: crate::summarize_cmd::SummarizerArgs,
+    pub summarizer: crate::common::summarizer::SummarizerArgs,
     /// Users per unit.
     #[arg(long, default_value_t = 16)]
     pub chunk: usize,
@@ -71,5 +71,5 @@ pub(super) fn submit(a: SubmitSummarizeArgs) -> anyhow::Result<()> {
     // usage error now rather than a dead letter per unit.
     let (model, version) = spec.check().or_usage()?;
     eprintln!("summarize: {users} users, model {model}, version {version}");
-    super::submit(&a.nats, &JobSpec::Summarize(spec), &a.store, a.chunk)
+    nats::submit(&a.nats, &JobSpec::Summarize(spec), &a.store, a.chunk)
 }
