@@ -440,11 +440,35 @@ where
         w.flush().map_err(io)?;
     }
     tmp.as_file().sync_all().map_err(io)?;
+    let ours = tmp.path().to_path_buf();
     tmp.persist(&target).map_err(|e| io(e.error))?;
     #[cfg(unix)]
     if let Ok(d) = File::open(dir) {
         // Makes the rename itself durable; a failure here loses nothing already written.
         let _ = d.sync_all();
     }
+    remove_stale_temps(dir, &prefix, &ours);
     Ok(())
+}
+
+/// Removes what earlier writes of the same file left behind when they were killed before their
+/// rename: regular files named `{prefix}XXXXXX.tmp` (six letters or digits, the pattern of the
+/// temporary files above) in `dir`, other than `ours`. Best effort: a file that cannot be
+/// removed stays, and nothing else in the folder is touched.
+fn remove_stale_temps(dir: &Path, prefix: &str, ours: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let stale = name
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .is_some_and(|r| r.len() == 6 && r.bytes().all(|b| b.is_ascii_alphanumeric()));
+        let path = entry.path();
+        if stale && path != ours && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 }

@@ -226,3 +226,30 @@ fn appending_keeps_what_is_there() {
         .unwrap();
     assert_eq!(std::fs::read_to_string(&p).unwrap(), "1\n2\n");
 }
+
+#[test]
+fn a_write_removes_the_temporary_files_of_killed_writes_of_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("results.md");
+    // What two earlier writes killed before their rename left, and files that only look alike.
+    let stale = [".results.md.a1B2c3.tmp", ".results.md.ZZZZZZ.tmp"];
+    let kept = [
+        ".results.md.toolong7.tmp",
+        ".results.md.abc.tmp",
+        ".other.md.a1B2c3.tmp",
+        "results.md.a1B2c3.tmp",
+    ];
+    for n in stale.iter().chain(&kept) {
+        std::fs::write(dir.path().join(n), "part of a file").unwrap();
+    }
+    std::fs::create_dir(dir.path().join(".results.md.dir123.tmp")).unwrap();
+    write_atomic(&p, |w| w.write_all(b"# results\n")).unwrap();
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), "# results\n");
+    for n in stale {
+        assert!(!dir.path().join(n).exists(), "{n} left behind");
+    }
+    for n in kept {
+        assert!(dir.path().join(n).exists(), "{n} removed");
+    }
+    assert!(dir.path().join(".results.md.dir123.tmp").is_dir());
+}
