@@ -8,7 +8,8 @@
 #      MODEL (default models/all-MiniLM-L6-v2, from scripts/fetch-minilm.sh),
 #      AGGREGATION (mean | released; default mean), PY_STYLE (batched | released; default
 #      batched: see the reference's docstring), PROFILE (1 = also time the phases; default 1),
-#      OUT (a folder to keep the JSON and the logs in; default a temporary one).
+#      OUT (a folder to keep the JSON and the logs in; default a temporary one),
+#      PRECISION (our encoder's linear layers: f32 or int8; default f32).
 # Prints both sides' key=value lines, then a summary: index build, per-row p50/p99/mean for the
 # paper's popularity gate and without it, the ratios Python / Rust, what the gate saves on each
 # side, and how often both sides retrieve the same sub-graphs.
@@ -35,7 +36,7 @@ echo "loadavg_before=$(cut -d' ' -f1-3 /proc/loadavg)"
 echo "loadavg_between=$(cut -d' ' -f1-3 /proc/loadavg)"
 PGRAPHRAG_BENCH_ML100K="$ML100K" PGRAPHRAG_BENCH_MODEL="$MODEL" PGRAPHRAG_BENCH_ROWS="$ROWS" \
   PGRAPHRAG_BENCH_OUT="$TMP/rs.json" PGRAPHRAG_BENCH_AGGREGATION="$AGGREGATION" \
-  PGRAPHRAG_BENCH_PROFILE="$PROFILE" \
+  PGRAPHRAG_BENCH_PROFILE="$PROFILE" PGRAPHRAG_BENCH_PRECISION="${PRECISION:-f32}" \
   cargo bench -q -p pgraphrag-recsys --bench kragrec_retrieval | tee "$TMP/rs.txt"
 echo "loadavg_after=$(cut -d' ' -f1-3 /proc/loadavg)"
 "$PYTHON" scripts/kragrec_reference.py compare "$TMP/py.json" "$TMP/rs.json" | tee "$TMP/agree.txt"

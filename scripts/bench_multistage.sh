@@ -21,6 +21,7 @@
 #   --label-ranker R  whose entries both weak labels read (default RankDocBM25, as export's)
 #
 # Env: PGRAPHRAG_BIN (a prebuilt binary; default: cargo build --release, target/release/pgraphrag),
+#      PRECISION (our encoder's linear layers: f32 or int8; default f32),
 #      MS_REF_VENV (the reference's venv, default .cache/ms-ref-venv; made here when missing, from
 #      PyPI by package name and pinned versions: about 5 GiB, torch's CUDA wheels included, since
 #      PyPI's Linux torch wheel is the CUDA build; the CPU is all that runs), PYTHON (the python3
@@ -113,7 +114,7 @@ IFS=, read -r -a RLIST <<<"$RANKERS"
 # the labels are taken from the --label-ranker run). No embedding cache, no author pairs.
 for R in "${RLIST[@]}"; do
   { time "$BIN" multistage export --examples "$OUT/examples.jsonl" --out "$OUT/ours-$R.jsonl" \
-      --ranker "$R" --encoder "$MODEL" --wordnet "$WN" --with-keywords --no-author-pairs --quiet \
+      --ranker "$R" --encoder "$MODEL" --encoder-precision "${PRECISION:-f32}" --wordnet "$WN" --with-keywords --no-author-pairs --quiet \
       >"$OUT/ours-$R.log" 2>"$OUT/ours-$R.err" ; } 2>"$OUT/ours-$R.time" \
     || { cat "$OUT/ours-$R.err" >&2; exit 1; }
   echo "ours   $R: $(cat "$OUT/ours-$R.time") (wall user sys s)"
