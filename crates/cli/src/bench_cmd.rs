@@ -371,11 +371,7 @@ fn apply_adapter(model: &mut GgufModel, gguf: &Path, adapter: &Path) -> anyhow::
 
 /// `pgraphrag bench --export-prompts FILE`: the grid's distinct prompts with their gold
 /// answers as JSON lines, the input of `pgraphrag train lora`.
-fn export_prompts(
-    bench: &Bench,
-    profiles: &[RankedProfile],
-    path: &Path,
-) -> anyhow::Result<()> {
+fn export_prompts(bench: &Bench, profiles: &[RankedProfile], path: &Path) -> anyhow::Result<()> {
     let records = bench.prompt_records(profiles)?;
     pgraphrag_eval::write_prompt_records(path, &records)
         .with_context(|| format!("writing {}", path.display()))?;
