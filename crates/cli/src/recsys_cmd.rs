@@ -12,9 +12,9 @@ use anyhow::{Context, bail};
 use pgraphrag_eval::Resumed;
 use pgraphrag_llm::{GgufModel, GgufOptions};
 use pgraphrag_recsys::{
-    Aggregation, CachedScorer, Done, EvalConfig, EvalData, ExactIndex, GgufLetterScorer,
-    HopVectors, IndexOptions, Kaping, KgRetriever, Method, Ml1m, Ml100k, PromptStyle, Recommender,
-    Retrieval, ScoreCache, ScoredRow, Wrap, build_kg, evaluate,
+    Aggregation, CachedScorer, Done, EvalConfig, ExactIndex, GgufLetterScorer, HopVectors,
+    IndexOptions, Kaping, KgRetriever, Method, Ml100k, PromptStyle, Recommender, Retrieval,
+    ScoreCache, ScoredRow, Wrap, build_kg, evaluate,
 };
 
 use crate::common::kragrec::{
@@ -256,18 +256,8 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
         .map(|m| Method::parse(m))
         .collect::<Result<Vec<_>, _>>()
         .or_usage()?;
-    let ml = Ml100k::load(&a.ml100k).or_usage()?;
-    let kg = build_kg(&ml)?;
-    let mut data = match a.dataset {
-        DatasetArg::Ml100k => EvalData::ml100k(&ml, &kg)?,
-        DatasetArg::Ml1m => {
-            let dir = a
-                .ml1m
-                .as_ref()
-                .ok_or_else(|| usage("--dataset ml1m needs --ml1m DIR (the MovieLens-1M slice)"))?;
-            EvalData::ml1m(&Ml1m::load(dir).or_usage()?, &ml, &kg)?
-        }
-    };
+    let (kg, mut data) =
+        crate::common::kragrec::load_data(a.dataset, &a.ml100k, a.ml1m.as_deref())?;
     data.slice(a.start, a.rows);
     if data.rows.is_empty() {
         bail!(usage(format!(

@@ -271,21 +271,29 @@ pub(crate) struct Loaded {
     pub vectors: HopVectors,
 }
 
-/// Loads the dataset, the KG, the sentence encoder and the index (built and saved when
-/// missing).
-pub(crate) fn load(a: &DataArgs, bar: &Bar) -> anyhow::Result<Loaded> {
-    let ml = Ml100k::load(&a.ml100k).or_usage()?;
+/// The ML-100K KG and the rows of `dataset` (ML-1M needs its folder, `--ml1m`).
+pub(crate) fn load_data(
+    dataset: DatasetArg,
+    ml100k: &Path,
+    ml1m: Option<&Path>,
+) -> anyhow::Result<(MovieKg, EvalData)> {
+    let ml = Ml100k::load(ml100k).or_usage()?;
     let kg = build_kg(&ml)?;
-    let data = match a.dataset {
+    let data = match dataset {
         DatasetArg::Ml100k => EvalData::ml100k(&ml, &kg)?,
         DatasetArg::Ml1m => {
-            let dir = a
-                .ml1m
-                .as_ref()
+            let dir = ml1m
                 .ok_or_else(|| usage("--dataset ml1m needs --ml1m DIR (the MovieLens-1M slice)"))?;
             EvalData::ml1m(&Ml1m::load(dir).or_usage()?, &ml, &kg)?
         }
     };
+    Ok((kg, data))
+}
+
+/// Loads the dataset, the KG, the sentence encoder and the index (built and saved when
+/// missing).
+pub(crate) fn load(a: &DataArgs, bar: &Bar) -> anyhow::Result<Loaded> {
+    let (kg, data) = load_data(a.dataset, &a.ml100k, a.ml1m.as_deref())?;
     let (enc, enc_id) = encoder(&a.encoder, a.encoder_precision)?;
     let vectors = open_index(&a.index, a.aggregation, &enc, &enc_id, &kg, bar)?;
     Ok(Loaded {

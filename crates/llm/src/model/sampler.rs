@@ -306,17 +306,13 @@ fn sum_neon_order(x: &[f32]) -> f32 {
 mod tests {
     use super::*;
 
-    /// Pseudo-random logits for the test against candle's sampler.
+    /// Pseudo-random logits in [-8, 8) for the test against candle's sampler (the native
+    /// kernels' test stream, scaled by a power of two, so exactly `x * 16 - 8`).
     #[cfg(feature = "candle")]
     fn logits(n: usize, seed: u64) -> Vec<f32> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((s >> 33) as f32 / (1u64 << 31) as f32) * 16.0 - 8.0
-            })
+        crate::native::pseudo_random(n, seed)
+            .into_iter()
+            .map(|x| x * 8.0)
             .collect()
     }
 

@@ -40,6 +40,8 @@ mod q8;
 mod step;
 #[cfg(test)]
 mod testing;
+#[cfg(all(test, feature = "candle"))]
+pub(crate) use testing::pseudo_random;
 
 use formats::QRows;
 use kernels::Kernels;
