@@ -28,81 +28,17 @@ impl<T, E: Into<anyhow::Error>> OrUsage<T> for Result<T, E> {
     }
 }
 
-/// The process exit code for an error: 2 when a [`UsageError`], a refused output
-/// ([`is_refusal`]) or a bad resource file ([`is_bad_resource`]) is anywhere
-/// in its chain.
+/// The process exit code for an error: 2 when a [`UsageError`] is anywhere in its chain, or
+/// an error that [`pgraphrag_runs::is_bad_input`] says is the caller's (a run's setting or
+/// input, a refused output, a damaged model, index or store); 1 otherwise.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
     if e.chain()
-        .any(|c| c.is::<UsageError>() || is_refusal(c) || is_bad_resource(c))
+        .any(|c| c.is::<UsageError>() || pgraphrag_runs::is_bad_input(c))
     {
         2
     } else {
         1
     }
-}
-
-/// Whether `e` (one error of a chain) is a refused output, so that a refusal met by a library
-/// writer is a usage error (exit code 2) too.
-pub fn is_refusal(e: &(dyn std::error::Error + 'static)) -> bool {
-    e.is::<pgraphrag_data::output::OutputError>()
-        || matches!(
-            e.downcast_ref::<pgraphrag_data::Error>(),
-            Some(pgraphrag_data::Error::Output(_))
-        )
-        || matches!(
-            e.downcast_ref::<pgraphrag_eval::Error>(),
-            Some(pgraphrag_eval::Error::Output(_))
-        )
-}
-
-/// Whether `e` says a resource file the user passed is missing, unreadable or damaged: a
-/// model that is not a usable GGUF file (or its tokenizer), a dense model folder that does not
-/// load, a K-RagRec index file that fails its checks, a store file that is not a sound store
-/// of the right kind. These are bad input (exit code 2) wherever the command loads them.
-pub fn is_bad_resource(e: &(dyn std::error::Error + 'static)) -> bool {
-    use pgraphrag_llm::LlmError;
-    use pgraphrag_recsys::Error as Recsys;
-    use pgraphrag_retrieval::Error as Retrieval;
-    let llm = |e: &LlmError| {
-        matches!(
-            e,
-            LlmError::ModelNotFound { .. }
-                | LlmError::Io { .. }
-                | LlmError::InvalidGguf { .. }
-                | LlmError::UnsupportedArchitecture { .. }
-                | LlmError::Tokenizer { .. }
-        )
-    };
-    if let Some(e) = e.downcast_ref::<LlmError>() {
-        return llm(e);
-    }
-    if let Some(pgraphrag_train::TrainError::Llm(e)) =
-        e.downcast_ref::<pgraphrag_train::TrainError>()
-    {
-        return llm(e);
-    }
-    if let Some(e) = e.downcast_ref::<Retrieval>() {
-        return matches!(e, Retrieval::Model { .. } | Retrieval::MissingPooler { .. });
-    }
-    if let Some(e) = e.downcast_ref::<Recsys>() {
-        return matches!(
-            e,
-            Recsys::IndexFormat { .. }
-                | Recsys::IndexVersion { .. }
-                | Recsys::IndexModel { .. }
-                | Recsys::IndexDim { .. }
-                | Recsys::IndexKg { .. }
-        );
-    }
-    if let Some(e) = e.downcast_ref::<pgraphrag_store::Error>() {
-        return matches!(
-            e,
-            pgraphrag_store::Error::Damaged { .. }
-                | pgraphrag_store::Error::WrongKind { .. }
-                | pgraphrag_store::Error::SchemaVersion { .. }
-        );
-    }
-    false
 }
 
 /// Maps the job's bad-input errors to usage errors (exit code 2).

@@ -28,7 +28,6 @@ mod progress;
 mod rank_cmd;
 mod recsys_cmd;
 mod recsys_compare;
-mod recsys_kragrec;
 mod serve_cmd;
 #[cfg(feature = "postgres")]
 mod store_cmd;

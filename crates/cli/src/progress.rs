@@ -11,6 +11,7 @@ use pgraphrag_core::Progress;
 /// A progress bar on stderr; each [`Progress::start`] begins a fresh bar.
 pub struct Bar {
     enabled: bool,
+    quiet: bool,
     bar: Mutex<Option<ProgressBar>>,
 }
 
@@ -19,6 +20,7 @@ impl Bar {
     pub fn new(quiet: bool) -> Self {
         Bar {
             enabled: !quiet && std::io::stderr().is_terminal(),
+            quiet,
             bar: Mutex::new(None),
         }
     }
@@ -55,6 +57,18 @@ impl Progress for Bar {
     fn message(&self, message: &str) {
         let m = message.to_string();
         self.with(|b| b.set_message(m));
+    }
+
+    /// A line on stderr, above the bar while one is drawn; nothing with `--quiet`.
+    fn note(&self, line: &str) {
+        if self.quiet {
+            return;
+        }
+        let slot = self.bar.lock().unwrap_or_else(|e| e.into_inner());
+        match slot.as_ref() {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
+        }
     }
 
     fn finish(&self) {

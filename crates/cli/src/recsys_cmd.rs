@@ -2,25 +2,15 @@
 //! the hop-field sub-graph index of the ML-100K Freebase KG; `eval` scores the inference-only
 //! methods on ML-100K or the ML-1M slice, resumably, and prints ACC and Recall@k.
 //!
-//! The recipe (rows, candidate sets, prompts, retrieval, scoring, metrics) is
-//! `pgraphrag_recsys`; this module parses flags, opens files and renders progress and tables.
-use std::collections::HashSet;
+//! The runs are `pgraphrag_runs::kragrec`'s specs; this module maps flags to them, checks the
+//! outputs before anything loads, and renders progress and tables.
 use std::path::PathBuf;
-use std::time::Instant;
 
-use anyhow::{Context, bail};
-use pgraphrag_eval::Resumed;
-use pgraphrag_llm::{GgufModel, GgufOptions};
-use pgraphrag_recsys::{
-    Aggregation, CachedScorer, Done, EvalConfig, ExactIndex, GgufLetterScorer, HopVectors,
-    IndexOptions, Kaping, KgRetriever, Method, Ml100k, PromptStyle, Recommender, Retrieval,
-    ScoreCache, ScoredRow, Wrap, build_kg, evaluate,
-};
+use anyhow::bail;
+use pgraphrag_recsys::{Method, PromptStyle, Wrap};
+use pgraphrag_runs::kragrec::{AdapterSpec, EvalSpec, IndexSpec, RetrievalPreset};
 
-use crate::common::kragrec::{
-    AggregationArg, DataArgs, DatasetArg, Inputs, RunConfig, check_outputs, encoder, open_index,
-    report, resume,
-};
+use crate::common::kragrec::{AggregationArg, DataArgs, DatasetArg, Inputs, check_outputs, show};
 use crate::error::{OrUsage, usage};
 use crate::progress::Bar;
 
@@ -170,24 +160,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 fn index(a: IndexArgs) -> anyhow::Result<()> {
     let inputs = Inputs::dataset(&a.ml100k, None).with("--encoder", Some(&a.encoder));
     crate::output::file("--out", &a.out, &inputs.list())?;
-    let ml = Ml100k::load(&a.ml100k).or_usage()?;
-    let kg = build_kg(&ml)?;
-    let (enc, id) = encoder(&a.encoder, a.encoder_precision)?;
-    let t = Instant::now();
-    let opts = IndexOptions {
+    let spec = IndexSpec {
+        ml100k: a.ml100k,
+        encoder: a.encoder,
+        encoder_precision: a.encoder_precision,
+        out: a.out,
         aggregation: a.aggregation.into(),
-        ..IndexOptions::default()
     };
-    let v = HopVectors::build(&kg.graph, &enc, &id, &opts, &Bar::new(a.quiet))?;
-    let built = t.elapsed().as_secs_f64();
-    v.save(&a.out)?;
+    let v = spec.run(&Bar::new(a.quiet))?;
     println!(
-        "index {}: {} entities, hops 0..={}, {} dims, {} message passing; built in {built:.2} s",
-        a.out.display(),
-        v.entities(),
-        v.max_hop(),
-        v.dim(),
-        v.aggregation().name()
+        "index {}: {} entities, hops 0..={}, {} dims, {} message passing; built in {:.2} s",
+        spec.out.display(),
+        v.entities,
+        v.max_hop,
+        v.dim,
+        v.aggregation,
+        v.seconds
     );
     Ok(())
 }
@@ -209,160 +197,57 @@ fn eval(a: EvalArgs) -> anyhow::Result<()> {
         ("--retrieval-cache", a.retrieval_cache.as_deref()),
     ];
     check_outputs(inputs, &a.index, &outputs, a.results.as_deref())?;
-    if let Some(adapter) = &a.adapter {
+    let data = DataArgs {
+        dataset: a.dataset,
+        ml100k: a.ml100k.clone(),
+        ml1m: a.ml1m.clone(),
+        encoder: a.encoder.clone(),
+        encoder_precision: a.encoder_precision,
+        index: a.index.clone(),
+        aggregation: a.aggregation,
+    }
+    .spec()?;
+    let bar = Bar::new(a.quiet);
+    let report = if let Some(adapter) = &a.adapter {
         // The candle forward pass: see `common::train::prepare_candle_process`.
         crate::common::train::prepare_candle_process();
-        let data = DataArgs {
-            dataset: a.dataset,
-            ml100k: a.ml100k.clone(),
-            ml1m: a.ml1m.clone(),
-            encoder: a.encoder.clone(),
-            encoder_precision: a.encoder_precision,
-            index: a.index.clone(),
-            aggregation: a.aggregation,
-        };
         if a.retrieval != "paper" {
             bail!(usage(
                 "--adapter uses --retrieval paper (what train kragrec trains with)"
             ));
         }
-        return crate::recsys_kragrec::eval_adapter(crate::recsys_kragrec::AdapterEval {
-            data: &data,
-            adapter,
-            model: &a.model,
-            out: &a.out,
-            cache: a.retrieval_cache.as_deref(),
-            start: a.start,
-            rows: a.rows,
-            m: &a.m,
+        let spec = AdapterSpec {
+            retrieval_cache: a.retrieval_cache.clone(),
+            m: a.m.clone(),
             style: PromptStyle::parse(a.style.as_deref().unwrap_or("released-train")).or_usage()?,
             ablation: pgraphrag_train::Ablation::parse(&a.ablation).or_usage()?,
-            lora: a.lora.as_deref(),
+            lora: a.lora.clone(),
             seed: a.seed,
-            results: a.results.as_deref(),
-            quiet: a.quiet,
-        });
-    }
-    let style = PromptStyle::parse(a.style.as_deref().unwrap_or("paper")).or_usage()?;
-    let wrap = Wrap::parse(&a.wrap).or_usage()?;
-    let retrieval = match a.retrieval.as_str() {
-        "paper" => Retrieval::paper(),
-        "released" => Retrieval::released(),
-        other => return Err(usage(format!("--retrieval {other:?}: paper or released"))),
+            ..AdapterSpec::new(data, adapter, &a.model, &a.out, a.start, a.rows)
+        };
+        spec.run(&bar)?
+    } else {
+        let spec = EvalSpec {
+            cache: a.cache.clone(),
+            m: a.m.clone(),
+            methods: a
+                .methods
+                .iter()
+                .map(|m| Method::parse(m))
+                .collect::<Result<Vec<_>, _>>()
+                .or_usage()?,
+            style: PromptStyle::parse(a.style.as_deref().unwrap_or("paper")).or_usage()?,
+            wrap: Wrap::parse(&a.wrap).or_usage()?,
+            retrieval: match a.retrieval.as_str() {
+                "paper" => RetrievalPreset::Paper,
+                "released" => RetrievalPreset::Released,
+                other => return Err(usage(format!("--retrieval {other:?}: paper or released"))),
+            },
+            seed: a.seed,
+            max_triples: a.max_triples,
+            ..EvalSpec::paper(data, &a.model, &a.out, a.start, a.rows)
+        };
+        spec.run(&bar)?
     };
-    let methods = a
-        .methods
-        .iter()
-        .map(|m| Method::parse(m))
-        .collect::<Result<Vec<_>, _>>()
-        .or_usage()?;
-    let (kg, mut data) =
-        crate::common::kragrec::load_data(a.dataset, &a.ml100k, a.ml1m.as_deref())?;
-    data.slice(a.start, a.rows);
-    if data.rows.is_empty() {
-        bail!(usage(format!(
-            "no rows in {}..{} of the {} dataset",
-            a.start,
-            a.start + a.rows,
-            data.dataset.name()
-        )));
-    }
-    let samplers =
-        a.m.iter()
-            .map(|&m| data.sampler(m, a.seed))
-            .collect::<Result<Vec<_>, _>>()
-            .or_usage()?;
-
-    let (enc, enc_id) = encoder(&a.encoder, a.encoder_precision)?;
-    let bar = Bar::new(a.quiet);
-    let vectors = open_index(&a.index, a.aggregation, &enc, &enc_id, &kg, &bar)?;
-    let model = GgufModel::load(&a.model, GgufOptions::default())
-        .with_context(|| format!("loading the model {}", a.model.display()))
-        .or_usage()?;
-    let scorer = GgufLetterScorer::new(model, wrap);
-    let cache_path = a.cache.clone().unwrap_or_else(|| {
-        let mut p = a.out.clone().into_os_string();
-        p.push(".scores.sqlite");
-        p.into()
-    });
-    let cache = ScoreCache::open(&cache_path).or_usage()?;
-    let scorer = CachedScorer::new(scorer, &cache);
-
-    let config = RunConfig {
-        dataset: a.dataset,
-        model: pgraphrag_recsys::LetterScorer::id(&scorer),
-        encoder: enc_id.clone(),
-        aggregation: match vectors.aggregation() {
-            Aggregation::Mean => AggregationArg::Mean,
-            _ => AggregationArg::Released,
-        },
-        style: style.name().into(),
-        wrap: wrap.name().into(),
-        retrieval: a.retrieval.clone(),
-        seed: a.seed,
-        max_triples: a.max_triples,
-    };
-    let Resumed {
-        file: mut rows_file,
-        rows: earlier,
-        ..
-    } = resume(&a.out, &config)?;
-    let done: HashSet<Done> = earlier
-        .iter()
-        .map(|r| (r.row, r.method.clone(), r.candidates.len()))
-        .collect();
-
-    let index = ExactIndex::new(&vectors);
-    let retriever = KgRetriever::new(&kg.graph, &vectors, &index, &enc, retrieval)?;
-    let kaping = Kaping::new(&kg.graph, &enc, a.max_triples)?;
-    let prompts = EvalConfig {
-        style,
-        max_triples: a.max_triples,
-        ..EvalConfig::default()
-    };
-    let rec = Recommender::over(&data, &retriever, &kaping, prompts);
-    let t = Instant::now();
-    let mut new_rows = Vec::new();
-    let scored = evaluate(
-        &rec,
-        &data,
-        &scorer,
-        &methods,
-        &samplers,
-        &done,
-        &bar,
-        &mut |r| {
-            rows_file
-                .append(&r)
-                .map_err(|e| pgraphrag_recsys::Error::ScoreOutput {
-                    problem: format!("a row that could not be written to the rows file ({e})"),
-                })?;
-            new_rows.push(r);
-            Ok(())
-        },
-    )
-    .with_context(|| format!("evaluating into {}", a.out.display()))?;
-    eprintln!(
-        "scored {scored} (row, method, M) units in {:.1} s ({} from the score cache); {} were already in {}",
-        t.elapsed().as_secs_f64(),
-        scorer.hits(),
-        done.len(),
-        a.out.display()
-    );
-    let wanted: HashSet<usize> = data.rows.iter().map(|(i, _)| *i).collect();
-    let names: HashSet<&str> = methods.iter().map(|m| m.name()).collect();
-    let mut all: Vec<ScoredRow> = earlier;
-    all.extend(new_rows);
-    all.retain(|r| {
-        wanted.contains(&r.row)
-            && names.contains(r.method.as_str())
-            && a.m.contains(&r.candidates.len())
-    });
-    report(
-        &all,
-        data.dataset,
-        &config,
-        "inference-only methods",
-        a.results.as_deref(),
-    )
+    show(&report, &a.out, a.results.as_deref())
 }

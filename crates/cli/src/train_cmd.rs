@@ -3,17 +3,13 @@
 //! (`pgraphrag bench ... --export-prompts FILE` writes the bench's own prompts with their gold
 //! answers), resumably, and writes the adapter `pgraphrag bench --adapter` generates with.
 //! See `docs/train.md`.
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Subcommand;
-use pgraphrag_llm::{GgufModel, GgufOptions};
-use pgraphrag_train::{
-    Llama, Lora, LoraConfig, LoraLm, LoraTarget, check_answer_file, load_answer_examples,
-};
+use pgraphrag_llm::LoraTarget;
+use pgraphrag_runs::lora::LoraSpec;
 
-use crate::common::train::{TrainFlags, prepare_candle_process, train};
-use crate::error::{OrUsage, usage};
+use crate::common::train::{TrainFlags, prepare_candle_process};
 use crate::progress::Bar;
 
 /// Arguments of `pgraphrag train`.
@@ -127,57 +123,19 @@ fn lora(a: LoraArgs) -> anyhow::Result<()> {
     };
     crate::output::file("--out", &a.out, &with("--checkpoint", &a.run.checkpoint))?;
     crate::output::file("--checkpoint", &a.run.checkpoint, &with("--out", &a.out))?;
-    let config = LoraConfig {
+    let spec = LoraSpec {
+        model: a.model.clone(),
+        train: a.train.clone(),
+        val: a.val.clone(),
+        out: a.out.clone(),
         rank: a.rank,
         alpha: a.alpha,
         dropout: a.dropout,
         targets: a.targets.iter().map(|&t| t.into()).collect(),
+        max_tokens: a.max_tokens,
+        train_settings: a.run.settings(),
     };
-    // The examples' shape, before the model is read at all.
-    check_answer_file(&a.train).or_usage()?;
-    if let Some(v) = &a.val {
-        check_answer_file(v).or_usage()?;
-    }
-    // The rank against the model's projections, from its header, before any weight loads.
-    let dims = pgraphrag_llm::read_llama_dims(&a.model)
-        .with_context(|| format!("--model {}", a.model.display()))
-        .or_usage()?;
-    config
-        .check_dims(&dims)
-        .map_err(|e| usage(format!("--rank: {e}")))?;
-    // Examples are tokenized exactly as generation formats prompts (chat template, BOS).
-    let (examples, val) = {
-        let tok = GgufModel::load(&a.model, GgufOptions::default())
-            .with_context(|| format!("loading {}", a.model.display()))
-            .or_usage()?;
-        let load = |p: &Path| {
-            let d = load_answer_examples(p, &tok, Some(a.max_tokens)).or_usage()?;
-            eprintln!(
-                "{}: {} examples ({} lines, {} longer than {} tokens left out)",
-                p.display(),
-                d.examples.len(),
-                d.lines,
-                d.too_long,
-                a.max_tokens
-            );
-            anyhow::Ok(d.examples)
-        };
-        let examples = load(&a.train)?;
-        let val = a.val.as_deref().map(load).transpose()?.unwrap_or_default();
-        (examples, val)
-    };
-    let model = Llama::from_gguf(
-        &a.model,
-        &pgraphrag_llm::candle_device(a.run.device).or_usage()?,
-    )
-    .with_context(|| format!("loading {} for training", a.model.display()))
-    .or_usage()?;
-    let lora = Lora::new(&model, config, a.run.seed).or_usage()?;
-    let job = LoraLm::new(&model, &lora)?;
-    let bar = Bar::new(a.run.quiet);
-    let (_, summary) = train(&a.run, &job, &examples, &val, &bar)?;
-    lora.save(&a.out)
-        .with_context(|| format!("writing the adapter {}", a.out.display()))?;
-    eprintln!("wrote {} {summary}", a.out.display());
+    let report = spec.run(&Bar::new(a.run.quiet))?;
+    eprintln!("wrote {} {}", a.out.display(), report.summary);
     Ok(())
 }

@@ -5,18 +5,13 @@
 //! See `docs/train.md` and `docs/kragrec.md`.
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
-use pgraphrag_recsys::{ExactIndex, KgRetriever, PromptStyle};
-use pgraphrag_train::{
-    Ablation, GnnConfig, GraphEncoder, GraphFeatures, Kragrec, KragrecExample, KragrecPrompt,
-    Llama, Lora, LoraConfig, RetrievalCache, SoftPrompt, SoftTokens,
-};
+use pgraphrag_recsys::PromptStyle;
+use pgraphrag_runs::kragrec::{GnnSize, TrainSpec};
+use pgraphrag_train::Ablation;
 
-use crate::common::kragrec::{
-    DataArgs, Inputs, adapter_features, cache_key, cache_path, check_outputs, load, retrieve_rows,
-};
-use crate::common::train::{TrainFlags, train};
-use crate::error::{OrUsage, usage};
+use crate::common::kragrec::{DataArgs, Inputs, check_outputs};
+use crate::common::train::TrainFlags;
+use crate::error::OrUsage;
 use crate::progress::Bar;
 
 /// Soft tokens of a row.
@@ -112,137 +107,29 @@ pub fn run(a: KragrecArgs) -> anyhow::Result<()> {
         ("--checkpoint", Some(a.run.checkpoint.as_path())),
     ];
     check_outputs(inputs, &d.index, &outputs, None)?;
-    let bar = Bar::new(a.run.quiet);
-    let mut l = load(&a.data, &bar)?;
-    l.data.slice(a.start, a.rows);
-    if l.data.rows.is_empty() {
-        bail!(usage(format!(
-            "no rows in {}..{} of the {} dataset",
-            a.start,
-            a.start + a.rows,
-            l.data.dataset.name()
-        )));
-    }
-    let retrieval = ablation.retrieval();
-    let index = ExactIndex::new(&l.vectors);
-    let retriever = KgRetriever::new(&l.kg.graph, &l.vectors, &index, &l.enc, retrieval.clone())?;
-    let mut cache = RetrievalCache::open(
-        &cache_path(a.retrieval_cache.as_deref(), &a.out),
-        &cache_key(&l, &retrieval),
-    )
-    .or_usage()?;
-    // Retrieve in chunks until enough usable rows are found.
-    let want = a.max_rows.map(|m| m + a.val_rows);
-    let mut usable = Vec::new();
-    let mut scanned = 0;
-    for chunk in l.data.rows.chunks(200) {
-        let got = retrieve_rows(&retriever, &l.data, chunk, &mut cache, &bar)?;
-        scanned += chunk.len();
-        for ((i, row), k) in chunk.iter().zip(got) {
-            if a.all_rows || !k.centres.is_empty() {
-                usable.push((*i, row.clone(), k));
-            }
-        }
-        if want.is_some_and(|w| usable.len() >= w) {
-            break;
-        }
-    }
-    if let Some(w) = want {
-        usable.truncate(w);
-    }
-    let n_train = usable.len().saturating_sub(a.val_rows);
-    if n_train == 0 {
-        bail!(usage(format!(
-            "{} usable rows in the {scanned} scanned, {} kept for validation: nothing to train on",
-            usable.len(),
-            a.val_rows
-        )));
-    }
-    eprintln!(
-        "{} training and {} validation rows ({} rows scanned; {} cached retrievals)",
-        n_train,
-        usable.len() - n_train,
-        scanned,
-        cache.len()
-    );
-
-    let device = pgraphrag_llm::candle_device(a.run.device).or_usage()?;
-    let model = Llama::from_gguf(&a.model, &device)
-        .with_context(|| format!("loading {} for training", a.model.display()))
-        .or_usage()?;
-    let prompt = KragrecPrompt::new(pgraphrag_llm::LlmTokenizer::from_gguf(&a.model)?, style)?;
-    let feats = GraphFeatures::new(&l.kg.graph, &l.vectors, &l.enc, retrieval.ego_hops)?;
-    let sampler = l.data.sampler(a.m, a.sample_seed).or_usage()?;
-    let dim = feats.dim();
-    let mut examples: Vec<KragrecExample> = Vec::with_capacity(usable.len());
-    let mut tokens = 0usize;
-    for (i, row, k) in &usable {
-        let c = l.data.candidates(&sampler, *i, row)?;
-        let facts = ablation.prompt_facts(&k.triples);
-        let ex = prompt
-            .example_with_facts(row, &c, &l.data.titles, feats.subgraphs(&k.centres)?, facts)
-            .with_context(|| format!("row {i}"))?;
-        tokens += ex.prefix.len() + ex.rest.len();
-        examples.push(ex);
-    }
-    let val = examples.split_off(n_train);
-    let graphs = examples.iter().chain(&val).flat_map(|e| &e.graphs);
-    let (mut n_graphs, mut nodes, mut edges, mut largest) = (0usize, 0usize, 0usize, 0usize);
-    for g in graphs {
-        n_graphs += 1;
-        nodes += g.nodes.len() / dim;
-        edges += g.edges.len();
-        largest = largest.max(g.nodes.len() / dim);
-    }
-    eprintln!(
-        "prompts: {:.0} tokens on average; {n_graphs} sub-graphs, {nodes} nodes (largest {largest}), {edges} edges, {:.0} MB of features",
-        tokens as f64 / usable.len() as f64,
-        ((nodes + edges) * dim * 4) as f64 / 1e6
-    );
-
-    let llm_dim = model.dims().n_embd;
-    let mut gnn = match a.gnn {
-        GnnArg::Small => GnnConfig::small(dim, llm_dim),
-        GnnArg::Paper => GnnConfig::paper(dim, llm_dim),
+    let spec = TrainSpec {
+        data: a.data.spec()?,
+        model: a.model.clone(),
+        out: a.out.clone(),
+        retrieval_cache: a.retrieval_cache.clone(),
+        start: a.start,
+        rows: a.rows,
+        max_rows: a.max_rows,
+        val_rows: a.val_rows,
+        all_rows: a.all_rows,
+        m: a.m,
+        sample_seed: a.sample_seed,
+        style,
+        per_subgraph_tokens: a.soft_tokens == SoftTokensArg::PerSubgraph,
+        gnn: match a.gnn {
+            GnnArg::Small => GnnSize::Small,
+            GnnArg::Paper => GnnSize::Paper,
+        },
+        ablation,
+        lora_out: a.lora_out.clone(),
+        train: a.run.settings(),
     };
-    gnn.tokens = match a.soft_tokens {
-        SoftTokensArg::Mean => SoftTokens::Mean,
-        SoftTokensArg::PerSubgraph => SoftTokens::PerSubgraph,
-    };
-    let features = adapter_features(&l, ablation);
-    // LoRA's A is drawn from a seed of its own, so the encoder's initial weights are the same
-    // with and without it.
-    let lora = match &a.lora_out {
-        Some(_) => {
-            Some(Lora::new(&model, LoraConfig::kragrec(), a.run.seed.wrapping_add(1)).or_usage()?)
-        }
-        None => None,
-    };
-    let summary = if ablation == Ablation::NoEncoding {
-        let n = match gnn.tokens {
-            SoftTokens::Mean => 1,
-            SoftTokens::PerSubgraph => retrieval.top_n,
-        };
-        let soft = SoftPrompt::new(&model, n, a.run.seed).or_usage()?;
-        let job = Kragrec::new(&model, &soft, lora.as_ref())?;
-        let (_, summary) = train(&a.run, &job, &examples, &val, &bar)?;
-        soft.save(&a.out, model.base_id(), &features)
-            .with_context(|| format!("writing the soft prompt {}", a.out.display()))?;
-        summary
-    } else {
-        let encoder = GraphEncoder::new(gnn, a.run.seed, &device).or_usage()?;
-        let job = Kragrec::new(&model, &encoder, lora.as_ref())?;
-        let (_, summary) = train(&a.run, &job, &examples, &val, &bar)?;
-        encoder
-            .save(&a.out, model.base_id(), &features)
-            .with_context(|| format!("writing the encoder {}", a.out.display()))?;
-        summary
-    };
-    if let (Some(l), Some(path)) = (&lora, &a.lora_out) {
-        l.save(path)
-            .with_context(|| format!("writing the LoRA adapters {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
-    }
-    eprintln!("wrote {} {summary}", a.out.display());
+    let report = spec.run(&Bar::new(a.run.quiet))?;
+    eprintln!("wrote {} {}", a.out.display(), report.summary);
     Ok(())
 }

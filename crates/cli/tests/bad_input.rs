@@ -454,9 +454,7 @@ fn sizes_beyond_the_model_or_memory_are_refused_naming_the_flag_and_limit() {
             d.path(),
             &[run],
             &[
-                &format!(
-                    "--rank: LoRA rank {rank} is larger than the attn_v projection (192 × 576)"
-                ),
+                &format!("rank: LoRA rank {rank} is larger than the attn_v projection (192 × 576)"),
                 "from 1 to 192",
             ],
         );

@@ -35,6 +35,11 @@ pub trait Progress: Send + Sync {
     fn advance(&self, n: u64);
     /// A short status line (e.g. `"12 cached, 3 generated"`). Ignored by default.
     fn message(&self, _message: &str) {}
+    /// A line worth keeping in the log: a notice of the run (`"built and saved the index
+    /// …"`) or one of its events (a training step, a checkpoint). Unlike
+    /// [`message`](Progress::message), which the next message replaces, each note stays.
+    /// Ignored by default.
+    fn note(&self, _line: &str) {}
     /// The operation is over (done or failed). Nothing by default.
     fn finish(&self) {}
 }
@@ -63,6 +68,9 @@ impl<P: Progress + ?Sized> Progress for &P {
     }
     fn message(&self, message: &str) {
         (**self).message(message)
+    }
+    fn note(&self, line: &str) {
+        (**self).note(line)
     }
     fn finish(&self) {
         (**self).finish()

@@ -1,0 +1,35 @@
+//! The paper pipelines of pgraphrag as library values.
+//!
+//! Each run is a serde spec with named presets (the paper's setting, the released code's)
+//! and a `run(progress) -> Report`. The `pgraphrag` command line maps its flags to these
+//! specs and renders their progress and reports; a library user builds the same spec and gets
+//! the same run, resumable where the command's is.
+//!
+//! - [`kragrec`]: K-RagRec's sub-graph index, the inference-only methods and no-LLM baselines,
+//!   a trained encoder's evaluation, its training, and the tables recomputed from rows files.
+//! - [`lora`]: LoRA fine-tuning of the generator.
+//!
+//! Every error is an [`Error`] that says whether the caller's input was at fault
+//! ([`Error::is_bad_input`]). Progress, and the notices a run has for its log, go through
+//! [`pgraphrag_core::Progress`]; nothing here draws, prints or reads the environment.
+//!
+//! ```no_run
+//! use pgraphrag_runs::kragrec::{CompareSpec, DataSpec, EvalSpec};
+//! let data = DataSpec::ml1m("data/ml-100k", "data/ml1m", "models/all-MiniLM-L6-v2", "runs/kg.index");
+//! let spec = EvalSpec::paper(data, "models/llm.gguf", "runs/rows.jsonl", 9000, 100);
+//! let report = spec.run(&())?;
+//! print!("{}", report.table);
+//! let tables = CompareSpec { rows: vec![spec.out.clone()], pairs: vec![] }.run()?;
+//! tables.write("runs/compare".as_ref())?;
+//! # Ok::<(), pgraphrag_runs::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+mod error;
+pub mod kragrec;
+pub mod lora;
+mod names;
+mod training;
+
+pub use error::{BoxError, Error, Result, is_bad_input};
+pub use training::TrainSettings;

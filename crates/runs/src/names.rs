@@ -1,0 +1,79 @@
+//! Spec fields stored by their command-line name (`"int8"`, `"-encoding"`, `"cuda:1"`), for
+//! the types of lower crates that do not derive serde themselves.
+use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
+
+/// A type with one stable name per value.
+pub(crate) trait Named: Sized {
+    fn to_name(&self) -> String;
+    fn from_name(s: &str) -> Result<Self, String>;
+}
+
+impl Named for pgraphrag_retrieval::dense::Precision {
+    fn to_name(&self) -> String {
+        self.name().into()
+    }
+    fn from_name(s: &str) -> Result<Self, String> {
+        s.parse()
+            .map_err(|e: pgraphrag_retrieval::Error| e.to_string())
+    }
+}
+
+impl Named for pgraphrag_train::Ablation {
+    fn to_name(&self) -> String {
+        self.name().into()
+    }
+    fn from_name(s: &str) -> Result<Self, String> {
+        Self::parse(s).map_err(|e| e.to_string())
+    }
+}
+
+impl Named for pgraphrag_core::DeviceChoice {
+    fn to_name(&self) -> String {
+        self.to_string()
+    }
+    fn from_name(s: &str) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
+pub(crate) fn serialize<T: Named, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&v.to_name())
+}
+
+pub(crate) fn deserialize<'de, T: Named, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+    let s = String::deserialize(d)?;
+    T::from_name(&s).map_err(D::Error::custom)
+}
+
+impl Named for pgraphrag_llm::LoraTarget {
+    fn to_name(&self) -> String {
+        self.name().into()
+    }
+    fn from_name(s: &str) -> Result<Self, String> {
+        Self::from_name(s).ok_or_else(|| format!("unknown LoRA target {s:?}"))
+    }
+}
+
+/// A list of [`Named`] values, as a list of names.
+pub(crate) mod seq {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error as _, ser::SerializeSeq};
+
+    use super::Named;
+
+    pub(crate) fn serialize<T: Named, S: Serializer>(v: &[T], s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(v.len()))?;
+        for x in v {
+            seq.serialize_element(&x.to_name())?;
+        }
+        seq.end()
+    }
+
+    pub(crate) fn deserialize<'de, T: Named, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<T>, D::Error> {
+        Vec::<String>::deserialize(d)?
+            .iter()
+            .map(|s| T::from_name(s).map_err(D::Error::custom))
+            .collect()
+    }
+}
