@@ -32,9 +32,9 @@ use pgraphrag_train::Lora;
 
 pub use crate::bench_args::Args;
 use crate::bench_args::{check_outputs, gguf_options, grid, model_file, names};
-use crate::common::summarizer::summary_budget;
 use crate::error::{OrUsage, job_error, usage};
 use crate::progress::Bar;
+use pgraphrag_runs::summary_budget;
 
 /// A generator chosen at run time: the grid takes any `Generator`.
 type Backend = Box<dyn Generator>;

@@ -15,9 +15,10 @@ use pgraphrag_llm::{GgufModel, GgufOptions};
 use pgraphrag_stages::{LlmSummarizer, SummarizeJob, SummaryPrompt};
 use serde::Serialize;
 
-use crate::common::summarizer::{SummarizerArgs, summary_budget};
+use crate::common::summarizer::SummarizerArgs;
 use crate::error::{OrUsage, job_error, usage};
 use crate::progress::Bar;
+use pgraphrag_runs::summary_budget;
 
 /// Arguments of `pgraphrag summarize`.
 #[derive(clap::Args, Debug)]

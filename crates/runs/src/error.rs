@@ -207,4 +207,6 @@ library_errors!(
     pgraphrag_data::output::OutputError,
     pgraphrag_metrics::Error,
     pgraphrag_store::Error,
+    pgraphrag_stages::Error,
+    pgraphrag_corpora::Error,
 );

@@ -5,6 +5,7 @@
 //! specs and renders their progress and reports; a library user builds the same spec and gets
 //! the same run, resumable where the command's is.
 //!
+//! - [`multistage`]: the multistage writing grid (Table 2) and its training data.
 //! - [`kragrec`]: K-RagRec's sub-graph index, the inference-only methods and no-LLM baselines,
 //!   a trained encoder's evaluation, its training, and the tables recomputed from rows files.
 //! - [`lora`]: LoRA fine-tuning of the generator.
@@ -25,11 +26,14 @@
 //! ```
 #![warn(missing_docs)]
 
+mod budget;
 mod error;
 pub mod kragrec;
 pub mod lora;
+pub mod multistage;
 mod names;
 mod training;
 
+pub use budget::summary_budget;
 pub use error::{BoxError, Error, Result, is_bad_input};
 pub use training::TrainSettings;

@@ -77,3 +77,58 @@ pub(crate) mod seq {
             .collect()
     }
 }
+
+impl Named for pgraphrag_eval::multistage::RankerName {
+    fn to_name(&self) -> String {
+        self.name().into()
+    }
+    fn from_name(s: &str) -> Result<Self, String> {
+        s.parse().map_err(|e: pgraphrag_eval::Error| e.to_string())
+    }
+}
+
+impl Named for pgraphrag_eval::multistage::PrependStart {
+    fn to_name(&self) -> String {
+        use pgraphrag_eval::multistage::PrependStart as P;
+        match self {
+            P::Paper => "paper",
+            P::All => "all",
+            P::None => "none",
+        }
+        .into()
+    }
+    fn from_name(s: &str) -> Result<Self, String> {
+        use pgraphrag_eval::multistage::PrependStart as P;
+        match s {
+            "paper" => Ok(P::Paper),
+            "all" => Ok(P::All),
+            "none" => Ok(P::None),
+            other => Err(format!("prepend_start {other:?}: paper, all or none")),
+        }
+    }
+}
+
+/// An optional [`Named`] value, as a name or null.
+pub(crate) mod option {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
+
+    use super::Named;
+
+    pub(crate) fn serialize<T: Named, S: Serializer>(
+        v: &Option<T>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(x) => s.serialize_some(&x.to_name()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(crate) fn deserialize<'de, T: Named, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|s| T::from_name(&s).map_err(D::Error::custom))
+            .transpose()
+    }
+}

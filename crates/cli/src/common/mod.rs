@@ -4,7 +4,6 @@
 pub mod corpus;
 pub mod kragrec;
 pub mod lamp;
-pub mod multistage;
 pub mod profile_store;
 pub mod summarizer;
 pub mod train;

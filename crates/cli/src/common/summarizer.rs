@@ -1,12 +1,6 @@
 //! What the commands that summarise with a local model share (`summarize`, `queue submit
-//! summarize`, `bench --item-summaries`, `multistage run`): the summarizer's flags and the
-//! fitting budget on the model.
-use pgraphrag_core::Prompt;
-use pgraphrag_llm::GgufModel;
-use pgraphrag_stages::Budget;
-
-use crate::error::usage;
-
+//! summarize`): the summarizer's flags. The fitting budget on the model is
+//! `pgraphrag_runs::summary_budget`.
 /// The summarizer's options, shared by `pgraphrag summarize` and `pgraphrag queue submit
 /// summarize`.
 #[derive(clap::Args, Debug)]
@@ -31,32 +25,4 @@ pub struct SummarizerArgs {
     /// per `question` (several questions per user, each with its own time-ordered profile).
     #[arg(long, default_value = "user", value_parser = crate::args::summary_scope)]
     pub summary_scope: pgraphrag_core::SummaryScope,
-}
-
-/// The fitting budget of a summarizer on `model`: `context` tokens for prompt and summary,
-/// `max_new_tokens` of summary, and the chat template's own tokens measured on the model.
-pub(crate) fn summary_budget(
-    model: &GgufModel,
-    context: usize,
-    max_new_tokens: usize,
-) -> anyhow::Result<Budget> {
-    if context > model.context_length() {
-        return Err(usage(format!(
-            "--context {context} exceeds the model's context of {} tokens",
-            model.context_length()
-        )));
-    }
-    // The tokens the chat template adds around the message (SmolLM2: its default system prompt).
-    let reserve = model.prompt_tokens(&Prompt::user(""))?.len();
-    let budget = Budget {
-        context,
-        max_new_tokens,
-        reserve,
-    };
-    if budget.input_tokens().is_none() {
-        return Err(usage(format!(
-            "--context {context} leaves no room for a prompt after {max_new_tokens} new tokens and the chat template's {reserve} tokens"
-        )));
-    }
-    Ok(budget)
 }

@@ -1,40 +1,40 @@
-//! What `multistage run` and `multistage export` share: the examples file, the dense
-//! retriever and its warm-up, WordNet, and the five context rankers.
+//! The multistage writing paper as runs: its Table 2 grid on one split of a `multistage build`
+//! examples file ([`RunSpec`]) and its training data with weak labels and author pairs
+//! ([`ExportSpec`]). The stages are `pgraphrag_stages::multistage`, the grid and the export
+//! `pgraphrag_eval::multistage`; a run here loads the examples, the dense encoder (warmed up
+//! front), WordNet and the model, and writes its files. See `docs/multistage.md`.
 use std::path::Path;
 
-use anyhow::Context;
 use pgraphrag_core::Progress;
 use pgraphrag_corpora::multistage::{Example, read_examples};
 use pgraphrag_eval::multistage::RankerName;
-use pgraphrag_retrieval::dense::DenseRetriever;
+use pgraphrag_retrieval::dense::{DenseRetriever, Precision};
 use pgraphrag_stages::multistage::{
     ContextRanker, RankDocBM25, RankDocBySnpt, RankDocs, RankSnippet, RecentDoc,
 };
 
-use crate::error::{OrUsage, usage};
+use crate::{Error, Result};
 
-/// Reads an examples file (bad input: exit code 2).
-pub(crate) fn load_examples(path: &Path) -> anyhow::Result<Vec<Example>> {
-    read_examples(path)
-        .with_context(|| {
-            format!(
-                "reading the examples {} (write them with `pgraphrag multistage build`)",
-                path.display()
-            )
-        })
-        .or_usage()
+mod export;
+mod run;
+
+pub use export::{ExportReport, ExportSpec};
+pub use run::{RunReport, RunSpec};
+
+/// Reads an examples file.
+fn load_examples(path: &Path) -> Result<Vec<Example>> {
+    read_examples(path).map_err(Error::input(format!(
+        "reading the examples {} (write them with `pgraphrag multistage build`)",
+        path.display()
+    )))
 }
 
 /// The dense retriever over the MiniLM folder `dir` at `precision`, its embeddings cached in
 /// `cache` (keyed by the encoder and its precision).
-pub(crate) fn load_dense(
-    dir: &Path,
-    precision: pgraphrag_retrieval::dense::Precision,
-    cache: Option<&Path>,
-) -> anyhow::Result<DenseRetriever> {
+fn load_dense(dir: &Path, precision: Precision, cache: Option<&Path>) -> Result<DenseRetriever> {
     if !dir.join("config.json").is_file() {
-        return Err(usage(format!(
-            "no dense encoder at {} (scripts/fetch-minilm.sh fetches MiniLM; or pass --encoder DIR)",
+        return Err(Error::Setting(format!(
+            "no dense encoder at {} (scripts/fetch-minilm.sh fetches MiniLM; or name another encoder folder)",
             dir.display()
         )));
     }
@@ -42,26 +42,28 @@ pub(crate) fn load_dense(
     if let Some(c) = cache {
         b = b.cache(c);
     }
-    b.build()
-        .with_context(|| format!("loading the dense encoder {}", dir.display()))
+    b.build().map_err(Error::work(format!(
+        "loading the dense encoder {}",
+        dir.display()
+    )))
 }
 
 /// What the dense stages will read, encoded up front ([`warm_dense`]).
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Warm {
+struct Warm {
     /// The past documents whole (RankDocDense).
-    pub docs: bool,
+    docs: bool,
     /// Their snippets (RankSnippet, RankDocBySnpt, the summary weak label's candidates).
-    pub snippets: bool,
+    snippets: bool,
     /// The immediate contexts (the dense rankers' queries).
-    pub queries: bool,
+    queries: bool,
     /// The targets' snippets (the summary weak label's gold).
-    pub gold: bool,
+    gold: bool,
 }
 
 impl Warm {
     /// What `rankers` and (with `labels`) the summary weak label read.
-    pub(crate) fn for_stages(rankers: &[RankerName], labels: bool) -> Warm {
+    fn for_stages(rankers: &[RankerName], labels: bool) -> Warm {
         Warm {
             docs: rankers.contains(&RankerName::RankDocDense),
             snippets: labels
@@ -75,12 +77,12 @@ impl Warm {
 
 /// Encodes what `warm` names, in length-sorted batches, and keeps it in memory (each distinct
 /// text once), so the stages only look vectors up.
-pub(crate) fn warm_dense(
+fn warm_dense(
     dense: &DenseRetriever,
     examples: &[Example],
     warm: Warm,
     progress: &dyn Progress,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
     let mut texts: Vec<String> = Vec::new();
     let mut push = |t: String| {
@@ -111,23 +113,15 @@ pub(crate) fn warm_dense(
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     dense
         .warm(&refs, progress)
-        .context("encoding the past documents")?;
-    Ok(())
+        .map_err(Error::work("encoding the past documents"))
 }
 
-/// WordNet from `--wordnet`, else from the METEOR search list; missing is bad input.
-pub(crate) fn load_wordnet(
-    dir: Option<&Path>,
-) -> anyhow::Result<&'static pgraphrag_metrics::wordnet::WordNet> {
-    let dir = match dir {
-        Some(d) => d.to_path_buf(),
-        None => crate::wordnet::locate()
-            .context("the synthesis weak label needs WordNet 3.0 (scripts/fetch-wordnet.sh, or --wordnet DIR)")
-            .or_usage()?,
-    };
-    pgraphrag_metrics::wordnet::WordNet::global_in(&dir)
-        .with_context(|| format!("loading WordNet from {}", dir.display()))
-        .or_usage()
+/// WordNet 3.0 from `dir`.
+fn load_wordnet(dir: &Path) -> Result<&'static pgraphrag_metrics::wordnet::WordNet> {
+    pgraphrag_metrics::wordnet::WordNet::global_in(dir).map_err(Error::input(format!(
+        "loading WordNet from {}",
+        dir.display()
+    )))
 }
 
 /// The three dense rankers over one retriever: RankDocDense, RankSnippet, RankDocBySnpt.
@@ -138,13 +132,13 @@ struct DenseRankers<'d> {
 }
 
 /// The five rankers over one dense retriever (`None`: BM25 and recency only).
-pub(crate) struct Rankers<'d> {
+struct Rankers<'d> {
     bm25: RankDocBM25,
     dense: Option<DenseRankers<'d>>,
 }
 
 impl<'d> Rankers<'d> {
-    pub(crate) fn new(dense: Option<&'d DenseRetriever>) -> Self {
+    fn new(dense: Option<&'d DenseRetriever>) -> Self {
         Rankers {
             bm25: RankDocBM25::bm25(),
             dense: dense.map(|d| DenseRankers {
@@ -155,11 +149,8 @@ impl<'d> Rankers<'d> {
         }
     }
 
-    /// The named rankers; a dense one without the retriever is a usage error.
-    pub(crate) fn pick(
-        &self,
-        names: &[RankerName],
-    ) -> anyhow::Result<Vec<(RankerName, &dyn ContextRanker)>> {
+    /// The named rankers; a dense one without the retriever is a setting error.
+    fn pick(&self, names: &[RankerName]) -> Result<Vec<(RankerName, &dyn ContextRanker)>> {
         names
             .iter()
             .map(|&n| {
@@ -169,7 +160,9 @@ impl<'d> Rankers<'d> {
                     (RankerName::RankDocDense, Some(d)) => &d.docs,
                     (RankerName::RankSnippet, Some(d)) => &d.snippets,
                     (RankerName::RankDocBySnpt, Some(d)) => &d.by_snippets,
-                    (n, None) => return Err(usage(format!("{n} needs the dense encoder"))),
+                    (n, None) => {
+                        return Err(Error::Setting(format!("{n} needs the dense encoder")));
+                    }
                 };
                 Ok((n, r))
             })
