@@ -13,8 +13,9 @@ use pgraphrag_eval::lamp::{LampRecipe, lamp_prompts};
 use pgraphrag_prompt::lamp::HfTokenizer;
 use serde::Serialize;
 
-use crate::common::lamp::{PlacementArg, read_summaries};
+use crate::common::lamp::PlacementArg;
 use crate::error::{OrUsage, usage};
+use pgraphrag_runs::lamp::read_summaries;
 
 /// Arguments of `pgraphrag lamp`.
 #[derive(clap::Args, Debug)]

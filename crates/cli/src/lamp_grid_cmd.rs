@@ -1,21 +1,17 @@
 //! `pgraphrag lamp grid`: the summary-augmented paper's Table 3 grid on one LaMP questions
-//! file with a local GGUF model (`pgraphrag_eval::lamp_grid` does the work): prompts for every
+//! file with a local GGUF model (`pgraphrag_runs::lamp::GridSpec` does the work): prompts for every
 //! cell, generation through the resumable cache, LaMP's scores, bootstrap intervals, paired
 //! t-tests against `base_k4`, and `results.md`, `results.csv`, `results.svg` and one LaMP
 //! predictions file per cell and seed in `--out`.
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::Context;
-use pgraphrag_core::{LampGold, LampTask};
-use pgraphrag_eval::lamp_grid::{LampConfig, LampGrid, table3_configs};
-use pgraphrag_eval::{CachedGenerator, GenerationCache};
-use pgraphrag_llm::{GgufModel, GgufOptions};
-use pgraphrag_prompt::lamp::{HfTokenizer, LampTokenizer};
+use pgraphrag_core::LampTask;
+use pgraphrag_eval::lamp_grid::LampConfig;
+use pgraphrag_runs::lamp::GridSpec;
 
-use crate::common::lamp::{PlacementArg, ReadingArg, read_summaries};
-use crate::error::{OrUsage, usage};
+use crate::common::lamp::{PlacementArg, ReadingArg};
+use crate::error::OrUsage;
 use crate::progress::Bar;
 
 /// Arguments of `pgraphrag lamp grid`.
@@ -85,132 +81,44 @@ pub struct GridArgs {
 /// Runs `pgraphrag lamp grid`.
 pub fn run(a: GridArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
-    let configs: Vec<LampConfig> = match &a.configs {
-        None => table3_configs(),
-        Some(names) => names
-            .iter()
-            .map(|n| n.parse::<LampConfig>())
-            .collect::<Result<_, _>>()
-            .or_usage()?,
-    };
-    check_outputs(&a, &configs)?;
-    let mut questions = pgraphrag_data::lamp::read_questions_for(&a.questions, a.task)
-        .with_context(|| format!("reading the {} questions file", a.task))
-        .or_usage()?;
-    if questions.is_empty() {
-        return Err(usage(format!(
-            "{}: no questions (an empty list); there is nothing to score",
-            a.questions.display()
-        )));
-    }
-    if let Some(n) = a.limit {
-        questions.truncate(n);
-    }
-    let golds = pgraphrag_data::lamp::read_outputs_for(&a.outputs, a.task)
-        .context("reading the outputs file")
-        .or_usage()?;
-    let gold_ids: std::collections::HashSet<&str> = golds.iter().map(|g| g.id.as_str()).collect();
-    if let Some(q) = questions.iter().find(|q| !gold_ids.contains(q.id.as_str())) {
-        return Err(usage(format!(
-            "question {:?} of {} has no gold in {}",
-            q.id,
-            a.questions.display(),
-            a.outputs.display()
-        )));
-    }
-    let summaries: Option<HashMap<String, String>> = match &a.summaries {
-        Some(p) => Some(read_summaries(p).or_usage()?),
+    let configs = match &a.configs {
         None => None,
-    };
-    if !a.model.is_file() {
-        return Err(usage(format!(
-            "model file {} not found (scripts/fetch-llms.sh --smollm-only fetches SmolLM2)",
-            a.model.display()
-        )));
-    }
-    // A tokenizer of its own is read before the model loads (a bad one is found in a moment).
-    let own_tok = match &a.tokenizer {
-        Some(p) => Some(
-            HfTokenizer::from_file(p)
-                .with_context(|| format!("loading {}", p.display()))
+        Some(names) => Some(
+            names
+                .iter()
+                .map(|n| n.parse::<LampConfig>())
+                .collect::<Result<Vec<_>, _>>()
                 .or_usage()?,
         ),
-        None => None,
     };
-    let model = GgufModel::load(&a.model, GgufOptions::default())
-        .with_context(|| format!("loading the GGUF model {}", a.model.display()))?;
-    let tok: HfTokenizer = match own_tok {
-        Some(t) => t,
-        // Byte-level BPE decodes exactly: no transformers clean-up.
-        None => HfTokenizer::from_tokenizer(model.tokenizer().inner().clone())
-            .with_clean_up_tokenization_spaces(false),
+    let spec = GridSpec {
+        questions: a.questions.clone(),
+        outputs: a.outputs.clone(),
+        task: a.task,
+        model: a.model.clone(),
+        tokenizer: a.tokenizer.clone(),
+        summaries: a.summaries.clone(),
+        configs,
+        max_length: a.max_length,
+        summary_placement: a.summary_placement.into(),
+        summary_scope: a.summary_scope,
+        limit: a.limit,
+        seeds: a.seeds.clone(),
+        temperature: a.temperature,
+        max_new_tokens: a.max_new_tokens,
+        reading: a.reading.into(),
+        batch: a.batch,
+        cache: a.cache.clone(),
+        out: a.out.clone(),
     };
-
-    let mut grid = LampGrid::new(a.task, configs);
-    grid.max_length = a.max_length;
-    grid.placement = a.summary_placement.into();
-    grid.scope = a.summary_scope;
-    grid.batch = a.batch;
-    grid.params.temperature = a.temperature;
-    if let Some(n) = a.max_new_tokens {
-        grid.params.max_tokens = n;
-    }
-    grid.reading = a.reading.into();
-    let plan = grid
-        .plan(&questions, &tok as &dyn LampTokenizer, summaries.as_ref())
-        .or_usage()?;
-    for (config, _, s) in &plan.cells {
-        eprintln!(
-            "{config}: {} prompts built, {} with a summary, {} inputs returned unchanged",
-            s.built,
-            s.with_summary,
-            s.unchanged()
-        );
-    }
-
-    if let Some(dir) = a.cache.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    let model_id = model.cache_id();
-    let cache = GenerationCache::open(&a.cache).or_usage()?;
-    let generator = CachedGenerator::new(model, model_id, cache);
-    let bar = Bar::new(a.quiet);
-    let runs = grid.run(&plan, &generator, &a.seeds, &bar)?;
-    let stats = generator.stats();
-
-    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    let stem = a
-        .questions
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    for r in &runs {
-        let preds: Vec<LampGold> = plan
-            .ids
-            .iter()
-            .zip(&r.outputs)
-            .map(|(id, o)| LampGold {
-                id: id.clone(),
-                output: o.clone(),
-            })
-            .collect();
-        let path = a
-            .out
-            .join(format!("{}-seed{}_outputs.json", r.config, r.seed));
-        pgraphrag_data::lamp::write_outputs(&path, a.task, &preds)
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    let title = format!("{} {stem} ({} questions)", a.task, questions.len());
-    let table = grid.results(&title, &plan, &runs, &golds)?;
-    let md = table.to_markdown();
-    let rt = table.to_results_table();
-    pgraphrag_eval::RunDir::new(&a.out).write_results(&md, &rt)?;
-    println!("{md}");
+    check_outputs(&a, &spec)?;
+    let report = spec.run(&Bar::new(a.quiet))?;
+    println!("{}", report.markdown);
     eprintln!(
         "{} answers ({} cached, {} generated) in {:.0}s; wrote {}",
-        runs.iter().map(|r| r.outputs.len()).sum::<usize>(),
-        stats.hits,
-        stats.generated,
+        report.answers,
+        report.cached,
+        report.generated,
         t0.elapsed().as_secs_f64(),
         a.out.display()
     );
@@ -219,7 +127,7 @@ pub fn run(a: GridArgs) -> anyhow::Result<()> {
 
 /// Refuses, before the model loads, an --out folder whose files (`results.*`, each cell's and
 /// seed's outputs file) would be an input, a link or not a regular file.
-fn check_outputs(a: &GridArgs, configs: &[LampConfig]) -> anyhow::Result<()> {
+fn check_outputs(a: &GridArgs, spec: &GridSpec) -> anyhow::Result<()> {
     let mut inputs = vec![
         ("--questions", a.questions.as_path()),
         ("--outputs", &a.outputs),
@@ -231,12 +139,7 @@ fn check_outputs(a: &GridArgs, configs: &[LampConfig]) -> anyhow::Result<()> {
             inputs.push((flag, p));
         }
     }
-    let mut files: Vec<String> = pgraphrag_eval::RunDir::RESULTS.map(String::from).to_vec();
-    for c in configs {
-        for s in &a.seeds {
-            files.push(format!("{c}-seed{s}_outputs.json"));
-        }
-    }
+    let files = spec.output_files();
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
     crate::output::folder("--out", &a.out, &files, &inputs)
 }

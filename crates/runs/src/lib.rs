@@ -5,6 +5,7 @@
 //! specs and renders their progress and reports; a library user builds the same spec and gets
 //! the same run, resumable where the command's is.
 //!
+//! - [`lamp`]: the summary-augmented LaMP grid (Table 3) and its trivial baselines.
 //! - [`multistage`]: the multistage writing grid (Table 2) and its training data.
 //! - [`kragrec`]: K-RagRec's sub-graph index, the inference-only methods and no-LLM baselines,
 //!   a trained encoder's evaluation, its training, and the tables recomputed from rows files.
@@ -29,6 +30,7 @@
 mod budget;
 mod error;
 pub mod kragrec;
+pub mod lamp;
 pub mod lora;
 pub mod multistage;
 mod names;

@@ -132,3 +132,24 @@ pub(crate) mod option {
             .transpose()
     }
 }
+
+impl Named for pgraphrag_prompt::lamp::SummaryPlacement {
+    fn to_name(&self) -> String {
+        use pgraphrag_prompt::lamp::SummaryPlacement as P;
+        match self {
+            P::Prefix => "prefix",
+            P::BeforeInput => "before-input",
+        }
+        .into()
+    }
+    fn from_name(s: &str) -> Result<Self, String> {
+        use pgraphrag_prompt::lamp::SummaryPlacement as P;
+        match s {
+            "prefix" => Ok(P::Prefix),
+            "before-input" => Ok(P::BeforeInput),
+            other => Err(format!(
+                "summary placement {other:?}: prefix or before-input"
+            )),
+        }
+    }
+}

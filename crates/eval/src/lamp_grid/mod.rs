@@ -52,7 +52,7 @@ use pgraphrag_core::{
     GenParams, Generator, LampQuestion, LampTask, Progress, Prompt, SummaryScope,
 };
 use pgraphrag_prompt::lamp::{LampTokenizer, SummaryPlacement};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::lamp::{LampPromptRecord, LampRecipe, LampRunSummary, lamp_prompts};
 use crate::{CachedGenerator, Error, Result, Wrapper};
@@ -70,7 +70,7 @@ pub use results::{LampCellScores, LampRow, LampScorer, LampTable};
 /// assert_eq!(LampConfig { k: 4, summary: false }.to_string(), "base_k4");
 /// assert!("k4".parse::<LampConfig>().is_err());
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LampConfig {
     /// Retrieved profile items.
     pub k: usize,
@@ -122,7 +122,7 @@ pub fn table3_configs() -> Vec<LampConfig> {
 }
 
 /// How a generated answer is read before scoring.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AnswerReading {
     /// As `evaluation.py` reads it: the stripped output (LaMP-3: `float()` of it, else the
     /// worst of 1 and 5; LaMP-1/2: the output must be a label).
@@ -131,6 +131,21 @@ pub enum AnswerReading {
     /// The first label (LaMP-1/2) or the first digit 1–5 (LaMP-3) anywhere in the output,
     /// for chatty zero-shot models; generation tasks are read as in `Strict`.
     FirstLabel,
+}
+
+impl AnswerReading {
+    /// The command-line name: `strict` or `first-label`.
+    ///
+    /// ```
+    /// use pgraphrag_eval::lamp_grid::AnswerReading;
+    /// assert_eq!(AnswerReading::FirstLabel.name(), "first-label");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            AnswerReading::Strict => "strict",
+            AnswerReading::FirstLabel => "first-label",
+        }
+    }
 }
 
 /// The grid: a task, its cells, the prompt settings and the generation parameters.
