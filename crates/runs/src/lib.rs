@@ -10,6 +10,7 @@
 //! - [`kragrec`]: K-RagRec's sub-graph index, the inference-only methods and no-LLM baselines,
 //!   a trained encoder's evaluation, its training, and the tables recomputed from rows files.
 //! - [`lora`]: LoRA fine-tuning of the generator.
+//! - [`metrics`]: ROUGE, METEOR and BLEU over prediction/reference pairs.
 //!
 //! Every error is an [`Error`] that says whether the caller's input was at fault
 //! ([`Error::is_bad_input`]). Progress, and the notices a run has for its log, go through
@@ -32,6 +33,7 @@ mod error;
 pub mod kragrec;
 pub mod lamp;
 pub mod lora;
+pub mod metrics;
 pub mod multistage;
 mod names;
 mod training;

@@ -153,3 +153,22 @@ impl Named for pgraphrag_prompt::lamp::SummaryPlacement {
         }
     }
 }
+
+impl Named for pgraphrag_metrics::rouge::RougeTokenizer {
+    fn to_name(&self) -> String {
+        use pgraphrag_metrics::rouge::RougeTokenizer as T;
+        match self {
+            T::Ascii => "ascii",
+            T::Unicode => "unicode",
+        }
+        .into()
+    }
+    fn from_name(s: &str) -> Result<Self, String> {
+        use pgraphrag_metrics::rouge::RougeTokenizer as T;
+        match s {
+            "ascii" => Ok(T::Ascii),
+            "unicode" => Ok(T::Unicode),
+            other => Err(format!("ROUGE tokenizer {other:?}: ascii or unicode")),
+        }
+    }
+}
