@@ -1,10 +1,10 @@
 //! `pgraphrag worker` and `pgraphrag queue submit|status|export`: the offline jobs on a
 //! JetStream work queue (feature `jetstream`).
 //!
-//! `queue submit rank|embed|summarize` plans a job into units (`pgraphrag_eval::jobs::plan`),
+//! `queue submit rank|embed|summarize` plans a job into units (`pgraphrag_runs::jobs::plan`),
 //! registers it in the result store and publishes one message per unit (dedup ids: submitting
 //! again is harmless). Any number of `pgraphrag worker` processes pull units, run them
-//! (`pgraphrag_eval::jobs::JobRunner`, results committed to the store named in the unit) and
+//! (`pgraphrag_runs::jobs::JobRunner`, results committed to the store named in the unit) and
 //! acknowledge them. `queue status` reads the queue and, with `--store`, each job's progress
 //! from the store; `queue export` writes a finished ranking job as a ranking file. See
 //! `docs/queue.md`.
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use clap::Subcommand;
 use pgraphrag_core::Task;
-use pgraphrag_eval::jobs::{self, JobRunner, JobSpec, JobStore, RankSpec, ResultSink, UnitOutcome};
+use pgraphrag_runs::jobs::{self, JobRunner, JobSpec, JobStore, RankSpec, ResultSink, UnitOutcome};
 use pgraphrag_store::queue::{self, Delivery, Event, Failure, Outcome, WorkerOptions};
 
 use crate::error::{OrUsage, usage};

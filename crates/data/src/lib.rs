@@ -51,6 +51,7 @@ pub mod jsonl;
 pub mod lamp;
 pub mod output;
 mod paths;
+mod prompt_record;
 mod ranking;
 pub mod recbole;
 mod split;
@@ -60,6 +61,7 @@ pub use jsonl::JsonlError;
 pub use output::{OutputError, write_atomic};
 pub use paths::{DATASETS, pgraphrag_split_path};
 pub use pgraphrag_graph::ItemId;
+pub use prompt_record::PromptRecord;
 pub use ranking::{
     NeighborRating, RankingRecord, UserRating, load_rankings, parse_rankings, write_rankings,
     write_rankings_to,

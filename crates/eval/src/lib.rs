@@ -42,10 +42,6 @@
 //! * [`multistage`]: the multistage writing paper's Table 2 grid (zero-shot cells, BLEU and
 //!   ROUGE with intervals and paired t-tests) and its training-data export.
 //!
-//! * [`jobs`]: offline jobs split into units for work queues (ranking every user of a
-//!   split in chunks), each unit committed through a [`jobs::ResultSink`] before it is
-//!   acknowledged; `pgraphrag queue` and `pgraphrag worker` run them on JetStream.
-//!
 //! The `pgraphrag bench` command wires these to a split, BM25 ranking, a model and the
 //! metrics; see `docs/bench.md`.
 #![deny(missing_docs)]
@@ -57,7 +53,6 @@ mod constant;
 mod error;
 mod export;
 mod grid;
-pub mod jobs;
 pub mod lamp;
 pub mod lamp_grid;
 pub mod multistage;

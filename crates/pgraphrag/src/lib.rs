@@ -123,6 +123,13 @@ pub use pgraphrag_recsys as recsys;
 #[cfg_attr(docsrs, doc(cfg(feature = "train")))]
 pub use pgraphrag_train as train;
 
+/// The paper pipelines as library values, each a serde spec with presets and
+/// `run(progress) -> Report` (the LaMP and multistage grids, K-RagRec, LoRA fine-tuning,
+/// metrics), and the offline jobs of the work queues: [`pgraphrag_runs`].
+#[cfg(feature = "runs")]
+#[cfg_attr(docsrs, doc(cfg(feature = "runs")))]
+pub use pgraphrag_runs as runs;
+
 /// The names most programs need, in one import: `use pgraphrag::prelude::*;`.
 ///
 /// The live index ([`ProfileIndex`](prelude::ProfileIndex)) is the common case: add, update

@@ -7,6 +7,10 @@
 //!
 //! - [`lamp`]: the summary-augmented LaMP grid (Table 3) and its trivial baselines.
 //! - [`multistage`]: the multistage writing grid (Table 2) and its training data.
+//! - [`jobs`]: offline jobs split into units for work queues (ranking, embedding, summarising
+//!   and PGraphRAG's generation grid, each over a range of users or texts), each unit committed
+//!   through a [`jobs::ResultSink`] before it is acknowledged; `pgraphrag queue` and
+//!   `pgraphrag worker` run them on JetStream.
 //! - [`kragrec`]: K-RagRec's sub-graph index, the inference-only methods and no-LLM baselines,
 //!   a trained encoder's evaluation, its training, and the tables recomputed from rows files.
 //! - [`lora`]: LoRA fine-tuning of the generator.
@@ -30,6 +34,7 @@
 
 mod budget;
 mod error;
+pub mod jobs;
 pub mod kragrec;
 pub mod lamp;
 pub mod lora;

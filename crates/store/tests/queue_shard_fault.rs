@@ -18,11 +18,11 @@ use std::time::{Duration, Instant};
 
 use pgraphrag_core::NoProgress;
 use pgraphrag_data::{RankingRecord, load_split, write_rankings};
-use pgraphrag_eval::jobs::{
-    JobRunner, JobSpec, JobStore, RankSpec, ResultSink, UnitOutcome, export_ranking, plan,
-};
 use pgraphrag_eval::{Recipe, rank_all};
 use pgraphrag_retrieval::profile::{ProfileRanker, Task};
+use pgraphrag_runs::jobs::{
+    JobRunner, JobSpec, JobStore, RankSpec, ResultSink, UnitOutcome, export_ranking, plan,
+};
 use pgraphrag_store::postgres::{LoadOptions, PgStore};
 use pgraphrag_store::queue::{
     Delivery, Event, Failure, Outcome, QueueConfig, Unit, WorkQueue, WorkerOptions, run_worker,

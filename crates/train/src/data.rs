@@ -1,5 +1,5 @@
 //! Training data from JSON lines of `{"prompt", "target"}` (the records
-//! [`pgraphrag_eval::PromptRecord`] describes: what `pgraphrag bench --export-prompts` and the
+//! [`pgraphrag_data::PromptRecord`] describes: what `pgraphrag bench --export-prompts` and the
 //! LaMP / multistage exports write), turned into [`AnswerExample`]s by the model's own
 //! prompt formatting.
 
@@ -7,7 +7,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use pgraphrag_core::Prompt;
-use pgraphrag_eval::PromptRecord;
+use pgraphrag_data::PromptRecord;
 use pgraphrag_llm::GgufModel;
 
 use crate::error::{Result, TrainError};

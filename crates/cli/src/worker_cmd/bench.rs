@@ -1,10 +1,10 @@
 //! `pgraphrag queue submit bench`: PGraphRAG's generation grid as a job
-//! (`pgraphrag_eval::jobs::BenchSpec`): the workers rank chunks of users and answer their grid
+//! (`pgraphrag_runs::jobs::BenchSpec`): the workers rank chunks of users and answer their grid
 //! prompts into the generation cache, after which `pgraphrag bench` with the same options finds
 //! every answer there and only scores. See `docs/queue.md`.
 use std::path::{Path, PathBuf};
 
-use pgraphrag_eval::jobs::{BenchSpec, JobSpec, RankSpec};
+use pgraphrag_runs::jobs::{BenchSpec, JobSpec, RankSpec};
 
 use super::nats::{self, NatsArgs, absolute};
 use crate::bench_args;

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
-use pgraphrag_eval::jobs::{self, JobSpec, JobStore, ResultSink};
+use pgraphrag_runs::jobs::{self, JobSpec, JobStore, ResultSink};
 use pgraphrag_store::queue::{self, QueueConfig, Unit, WorkQueue};
 
 use crate::error::{OrUsage, usage};

@@ -1,9 +1,9 @@
-//! `pgraphrag queue submit summarize`: a summary job (`pgraphrag_eval::jobs::SummarizeSpec`),
+//! `pgraphrag queue submit summarize`: a summary job (`pgraphrag_runs::jobs::SummarizeSpec`),
 //! every user of a LaMP questions file summarised by the workers into a summary store, as
 //! `pgraphrag summarize` does. See `docs/queue.md`.
 use std::path::{Path, PathBuf};
 
-use pgraphrag_eval::jobs::{self, JobSpec};
+use pgraphrag_runs::jobs::{self, JobSpec};
 
 use super::nats::{self, NatsArgs, absolute};
 use crate::error::{OrUsage, usage};

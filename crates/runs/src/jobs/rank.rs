@@ -8,8 +8,8 @@ use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker, Ra
 use serde::{Deserialize, Serialize};
 
 use super::{Error, Result, ResultSink, UnitMessage};
-use crate::Recipe;
-use crate::rank::Candidates;
+use pgraphrag_eval::Recipe;
+use pgraphrag_eval::rank::Candidates;
 
 /// What a ranking job ranks: the options of `pgraphrag rank --retriever bm25`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,7 +63,7 @@ impl RankSpec {
     ///
     /// ```
     /// use pgraphrag_core::Task;
-    /// use pgraphrag_eval::jobs::RankSpec;
+    /// use crate::jobs::RankSpec;
     /// let s = RankSpec::from_store("postgres://postgres@127.0.0.1:55432/postgres", "amazon_dev", Task::Title, 2500);
     /// assert_eq!(s.profiles.unwrap().dataset, "amazon_dev");
     /// ```
@@ -143,8 +143,9 @@ fn load(spec: &RankSpec) -> Result<Loaded> {
         }
         #[cfg(feature = "postgres")]
         Some(p) => {
-            let (split, store) = crate::store::open_for_ranking(&p.url, &p.dataset, spec.recipe())
-                .map_err(Error::Profiles)?;
+            let (split, store) =
+                pgraphrag_eval::store::open_for_ranking(&p.url, &p.dataset, spec.recipe())
+                    .map_err(Error::Profiles)?;
             (split, Candidates::Store(Box::new(store)))
         }
         #[cfg(not(feature = "postgres"))]
@@ -205,7 +206,7 @@ impl RankCache {
         };
         let recipe = spec.recipe();
         let policy = recipe.id_policy();
-        let work = |source: crate::Error| Error::Work {
+        let work = |source: pgraphrag_eval::Error| Error::Work {
             job: msg.job.clone(),
             unit: msg.unit,
             source: Box::new(source),
@@ -256,11 +257,15 @@ fn skip_users(
     policy: pgraphrag_data::IdPolicy,
     ranker: &mut ProfileRanker<CachedBm25>,
     users: std::ops::Range<usize>,
-) -> crate::Result<()> {
+) -> pgraphrag_eval::Result<()> {
     match &loaded.profiles {
-        Candidates::Graph(g) => crate::skip_users(&loaded.split, g.as_ref(), policy, ranker, users),
+        Candidates::Graph(g) => {
+            pgraphrag_eval::skip_users(&loaded.split, g.as_ref(), policy, ranker, users)
+        }
         #[cfg(feature = "postgres")]
-        Candidates::Store(s) => crate::skip_users(&loaded.split, s.as_ref(), policy, ranker, users),
+        Candidates::Store(s) => {
+            pgraphrag_eval::skip_users(&loaded.split, s.as_ref(), policy, ranker, users)
+        }
     }
 }
 
@@ -269,7 +274,7 @@ fn skip_users(
 /// Returns the number of records.
 ///
 /// ```
-/// use pgraphrag_eval::jobs::{JobInfo, JobStore, ResultSink, export_ranking};
+/// use crate::jobs::{JobInfo, JobStore, ResultSink, export_ranking};
 /// let store = JobStore::in_memory().unwrap();
 /// store.register(&JobInfo { id: "rank-1".into(), kind: "rank".into(), spec: "{}".into(), units: 1, items: 1 }).unwrap();
 /// let out = tempfile::tempdir().unwrap().path().join("r.json");

@@ -19,14 +19,14 @@ use serde::{Deserialize, Serialize};
 
 use super::rank::RankCache;
 use super::{Error, RankSpec, Result, UnitMessage};
-use crate::{Bench, CachedGenerator, GenerationCache};
+use pgraphrag_eval::{Bench, CachedGenerator, GenerationCache};
 
 /// What a bench job computes: the grid `bench` over the users `rank` ranks, answered by a local
 /// GGUF model into the generation cache `cache`.
 ///
 /// ```
 /// use pgraphrag_core::Task;
-/// use pgraphrag_eval::jobs::{BenchSpec, JobSpec, RankSpec, plan};
+/// use crate::jobs::{BenchSpec, JobSpec, RankSpec, plan};
 /// use pgraphrag_eval::{Bench, pgraphrag_grid};
 /// use pgraphrag_prompt::pgraphrag::Mode;
 /// let bench = Bench::new(Task::Rating, pgraphrag_grid(&[Mode::None, Mode::User], &[1, 8]));
@@ -235,7 +235,7 @@ mod tests {
         let cache = dir.path().join("cache.sqlite");
         let bench = Bench::new(
             Task::Rating,
-            crate::pgraphrag_grid(&[Mode::None, Mode::User, Mode::Random], &[1]),
+            pgraphrag_eval::pgraphrag_grid(&[Mode::None, Mode::User, Mode::Random], &[1]),
         );
         let rank = RankSpec::new(&split_path, Task::Rating, 7);
         let spec = BenchSpec::new(rank, bench.clone(), &model, cache.display().to_string());
@@ -257,10 +257,10 @@ mod tests {
 
         // `pgraphrag bench`'s ranking and grid over every user, from the job's cache.
         let split = pgraphrag_data::load_split(&split_path).unwrap();
-        let recipe = crate::Recipe::ReleasedCode;
+        let recipe = pgraphrag_eval::Recipe::ReleasedCode;
         let graph = recipe.graph(&split);
         let ranker = ProfileRanker::new(recipe.bm25(), spec.rank.profile_options());
-        let ranked = crate::rank_all(
+        let ranked = pgraphrag_eval::rank_all(
             &split,
             &graph,
             recipe.id_policy(),
@@ -291,7 +291,7 @@ mod tests {
         let rank = RankSpec::new("/d/s.json".as_ref(), Task::Title, 3);
         let empty = BenchSpec::new(rank.clone(), Bench::new(Task::Title, vec![]), "/m", "/c");
         assert!(empty.check().unwrap_err().to_string().contains("no cells"));
-        let grid = crate::pgraphrag_grid(&[Mode::None], &[1]);
+        let grid = pgraphrag_eval::pgraphrag_grid(&[Mode::None], &[1]);
         let mut other = BenchSpec::new(
             rank.clone(),
             Bench::new(Task::Title, grid.clone()),
@@ -320,7 +320,10 @@ mod tests {
         );
         let missing = BenchSpec::new(
             RankSpec::new("/d/s.json".as_ref(), Task::Title, 3),
-            Bench::new(Task::Title, crate::pgraphrag_grid(&[Mode::None], &[1])),
+            Bench::new(
+                Task::Title,
+                pgraphrag_eval::pgraphrag_grid(&[Mode::None], &[1]),
+            ),
             "/no/such/model.gguf",
             "/c",
         );

@@ -21,7 +21,7 @@
 //!
 //! ```
 //! use pgraphrag_core::Task;
-//! use pgraphrag_eval::jobs::{JobRunner, JobSpec, JobStore, RankSpec, ResultSink, UnitOutcome, plan};
+//! use crate::jobs::{JobRunner, JobSpec, JobStore, RankSpec, ResultSink, UnitOutcome, plan};
 //! let dir = tempfile::tempdir().unwrap();
 //! let split = dir.path().join("split.json");
 //! std::fs::write(&split, br#"[
@@ -49,14 +49,12 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 mod bench;
-#[cfg(feature = "dense")]
 mod embed;
 mod rank;
 mod sink;
 mod summarize;
 
 pub use bench::BenchSpec;
-#[cfg(feature = "dense")]
 pub use embed::{EmbedSpec, count_texts};
 pub use rank::{RankSpec, StoreProfiles, export_ranking};
 pub use sink::{JobInfo, JobProgress, JobStore, ResultSink, UnitDone};
@@ -129,7 +127,7 @@ pub enum Error {
     /// A job's profile store cannot be used (feature `postgres`).
     #[cfg(feature = "postgres")]
     #[error(transparent)]
-    Profiles(Box<crate::store::StoreError>),
+    Profiles(Box<pgraphrag_eval::store::StoreError>),
     /// A job's work failed (ranking a user, say).
     #[error("job {job} unit {unit}")]
     Work {
@@ -139,7 +137,7 @@ pub enum Error {
         unit: u64,
         /// What failed.
         #[source]
-        source: Box<crate::Error>,
+        source: Box<pgraphrag_eval::Error>,
     },
     /// Summarising a unit's users failed (the summary store, or some users' summaries: a
     /// retry summarises only the users the store lacks).
@@ -185,8 +183,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum JobSpec {
     /// Rank every user of a split.
     Rank(RankSpec),
-    /// Encode a corpus into an embedding cache (feature `dense`).
-    #[cfg(feature = "dense")]
+    /// Encode a corpus into an embedding cache.
     Embed(EmbedSpec),
     /// Summarise every user of a LaMP questions file into a summary store.
     Summarize(SummarizeSpec),
@@ -200,7 +197,6 @@ impl JobSpec {
     pub fn kind(&self) -> &'static str {
         match self {
             JobSpec::Rank(_) => "rank",
-            #[cfg(feature = "dense")]
             JobSpec::Embed(_) => "embed",
             JobSpec::Summarize(_) => "summarize",
             JobSpec::Bench(_) => "bench",
@@ -211,7 +207,6 @@ impl JobSpec {
     pub fn items(&self) -> usize {
         match self {
             JobSpec::Rank(r) => r.users,
-            #[cfg(feature = "dense")]
             JobSpec::Embed(e) => e.texts_count,
             JobSpec::Summarize(s) => s.users,
             JobSpec::Bench(b) => b.rank.users,
@@ -398,7 +393,6 @@ pub struct JobRunner {
     sinks: HashMap<String, Arc<dyn ResultSink>>,
     registered: HashSet<String>,
     rank: rank::RankCache,
-    #[cfg(feature = "dense")]
     embed: embed::EmbedCache,
     summarize: summarize::SummarizeCache,
     bench: bench::BenchCache,
@@ -429,7 +423,6 @@ impl JobRunner {
             sinks: HashMap::new(),
             registered: HashSet::new(),
             rank: rank::RankCache::default(),
-            #[cfg(feature = "dense")]
             embed: embed::EmbedCache::default(),
             summarize: summarize::SummarizeCache::default(),
             bench: bench::BenchCache::default(),
@@ -485,7 +478,6 @@ impl JobRunner {
                 let n = r.len();
                 (r, n)
             }
-            #[cfg(feature = "dense")]
             JobSpec::Embed(spec) => (Vec::new(), self.embed.run(&msg, spec)?),
             JobSpec::Summarize(spec) => (Vec::new(), self.summarize.run(&msg, spec)?),
             JobSpec::Bench(spec) => (Vec::new(), self.bench.run(&msg, spec)?),
@@ -580,7 +572,7 @@ mod tests {
         let graph = recipe.graph(&split);
         let ranker =
             pgraphrag_retrieval::profile::ProfileRanker::new(recipe.bm25(), spec.profile_options());
-        let all = crate::rank_all(
+        let all = pgraphrag_eval::rank_all(
             &split,
             &graph,
             recipe.id_policy(),
