@@ -176,6 +176,19 @@ pub fn is_bad_input(e: &(dyn StdError + 'static)) -> bool {
                 | Recsys::IndexKg { .. }
         );
     }
+    #[cfg(feature = "postgres")]
+    {
+        use pgraphrag_eval::store::StoreError;
+        if let Some(e) = e.downcast_ref::<pgraphrag_store::postgres::Error>() {
+            return postgres_input(e);
+        }
+        if let Some(e) = e.downcast_ref::<StoreError>() {
+            return match e {
+                StoreError::Store(e) => postgres_input(e),
+                _ => true,
+            };
+        }
+    }
     if let Some(e) = e.downcast_ref::<pgraphrag_store::Error>() {
         return matches!(
             e,
@@ -185,6 +198,25 @@ pub fn is_bad_input(e: &(dyn StdError + 'static)) -> bool {
         );
     }
     false
+}
+
+/// Whether a PostgreSQL profile store error is the caller's: a bad URL, no server there, a
+/// dataset that is not there (or already is), a store of another schema, an unreadable input.
+#[cfg(feature = "postgres")]
+fn postgres_input(e: &pgraphrag_store::postgres::Error) -> bool {
+    use pgraphrag_store::postgres::Error as Pg;
+    matches!(
+        e,
+        Pg::Url { .. }
+            | Pg::Connect { .. }
+            | Pg::SchemaVersion { .. }
+            | Pg::NoDataset { .. }
+            | Pg::MissingPartition { .. }
+            | Pg::DatasetName { .. }
+            | Pg::Exists { .. }
+            | Pg::Jsonl { .. }
+            | Pg::Io { .. }
+    )
 }
 
 macro_rules! library_errors {

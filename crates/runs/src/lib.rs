@@ -13,6 +13,7 @@
 //!   `pgraphrag worker` run them on JetStream.
 //! - [`kragrec`]: K-RagRec's sub-graph index, the inference-only methods and no-LLM baselines,
 //!   a trained encoder's evaluation, its training, and the tables recomputed from rows files.
+//! - [`pgraphrag`]: PGraphRAG's ranking files (every user's profile of a split, ranked).
 //! - [`lora`]: LoRA fine-tuning of the generator.
 //! - [`metrics`]: ROUGE, METEOR and BLEU over prediction/reference pairs.
 //!
@@ -41,6 +42,7 @@ pub mod lora;
 pub mod metrics;
 pub mod multistage;
 mod names;
+pub mod pgraphrag;
 mod training;
 
 pub use budget::summary_budget;

@@ -172,3 +172,22 @@ impl Named for pgraphrag_metrics::rouge::RougeTokenizer {
         }
     }
 }
+
+impl Named for pgraphrag_retrieval::dense::EncoderBackend {
+    fn to_name(&self) -> String {
+        use pgraphrag_retrieval::dense::EncoderBackend as B;
+        match self {
+            B::Native => "native",
+            B::Candle => "candle",
+        }
+        .into()
+    }
+    fn from_name(s: &str) -> Result<Self, String> {
+        use pgraphrag_retrieval::dense::EncoderBackend as B;
+        match s {
+            "native" => Ok(B::Native),
+            "candle" => Ok(B::Candle),
+            other => Err(format!("encoder backend {other:?}: native or candle")),
+        }
+    }
+}

@@ -26,7 +26,7 @@ use pgraphrag_eval::{Bench, CachedGenerator, GenerationCache};
 ///
 /// ```
 /// use pgraphrag_core::Task;
-/// use crate::jobs::{BenchSpec, JobSpec, RankSpec, plan};
+/// use pgraphrag_runs::jobs::{BenchSpec, JobSpec, RankSpec, plan};
 /// use pgraphrag_eval::{Bench, pgraphrag_grid};
 /// use pgraphrag_prompt::pgraphrag::Mode;
 /// let bench = Bench::new(Task::Rating, pgraphrag_grid(&[Mode::None, Mode::User], &[1, 8]));
@@ -89,7 +89,8 @@ impl BenchSpec {
     ///
     /// ```
     /// # use pgraphrag_core::Task;
-    /// # use pgraphrag_eval::{Bench, jobs::{BenchSpec, RankSpec}};
+    /// # use pgraphrag_eval::Bench;
+    /// # use pgraphrag_runs::jobs::{BenchSpec, RankSpec};
     /// # let rank = RankSpec::new("/d/s.json".as_ref(), Task::Title, 1);
     /// let mut spec = BenchSpec::new(rank, Bench::new(Task::Title, vec![]), "/m.gguf", "/c.sqlite");
     /// spec.activations = pgraphrag_llm::Activations::F32;
@@ -112,7 +113,8 @@ impl BenchSpec {
     ///
     /// ```no_run
     /// # use pgraphrag_core::Task;
-    /// # use pgraphrag_eval::{Bench, pgraphrag_grid, jobs::{BenchSpec, RankSpec}};
+    /// # use pgraphrag_eval::{Bench, pgraphrag_grid};
+    /// # use pgraphrag_runs::jobs::{BenchSpec, RankSpec};
     /// # use pgraphrag_prompt::pgraphrag::Mode;
     /// let rank = RankSpec::new("/data/amazon_dev.json".as_ref(), Task::Rating, 200);
     /// let bench = Bench::new(Task::Rating, pgraphrag_grid(&[Mode::None], &[1]));

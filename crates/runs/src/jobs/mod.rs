@@ -21,7 +21,7 @@
 //!
 //! ```
 //! use pgraphrag_core::Task;
-//! use crate::jobs::{JobRunner, JobSpec, JobStore, RankSpec, ResultSink, UnitOutcome, plan};
+//! use pgraphrag_runs::jobs::{JobRunner, JobSpec, JobStore, RankSpec, ResultSink, UnitOutcome, plan};
 //! let dir = tempfile::tempdir().unwrap();
 //! let split = dir.path().join("split.json");
 //! std::fs::write(&split, br#"[

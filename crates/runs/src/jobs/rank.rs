@@ -63,7 +63,7 @@ impl RankSpec {
     ///
     /// ```
     /// use pgraphrag_core::Task;
-    /// use crate::jobs::RankSpec;
+    /// use pgraphrag_runs::jobs::RankSpec;
     /// let s = RankSpec::from_store("postgres://postgres@127.0.0.1:55432/postgres", "amazon_dev", Task::Title, 2500);
     /// assert_eq!(s.profiles.unwrap().dataset, "amazon_dev");
     /// ```
@@ -274,7 +274,7 @@ fn skip_users(
 /// Returns the number of records.
 ///
 /// ```
-/// use crate::jobs::{JobInfo, JobStore, ResultSink, export_ranking};
+/// use pgraphrag_runs::jobs::{JobInfo, JobStore, ResultSink, export_ranking};
 /// let store = JobStore::in_memory().unwrap();
 /// store.register(&JobInfo { id: "rank-1".into(), kind: "rank".into(), spec: "{}".into(), units: 1, items: 1 }).unwrap();
 /// let out = tempfile::tempdir().unwrap().path().join("r.json");

@@ -113,7 +113,7 @@ const SCHEMA: Schema<'static> = Schema {
 /// one committed transaction, so `kill -9` loses no finished unit.
 ///
 /// ```
-/// use crate::jobs::{JobInfo, JobStore, ResultSink, UnitDone};
+/// use pgraphrag_runs::jobs::{JobInfo, JobStore, ResultSink, UnitDone};
 /// let store = JobStore::in_memory().unwrap();
 /// let job = JobInfo { id: "rank-0".into(), kind: "rank".into(), spec: "{}".into(), units: 2, items: 3 };
 /// store.register(&job).unwrap();

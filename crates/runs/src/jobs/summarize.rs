@@ -26,7 +26,7 @@ use super::{Error, Result, UnitMessage};
 ///
 /// ```
 /// use pgraphrag_core::LampTask;
-/// use crate::jobs::{JobSpec, SummarizeSpec, count_users, plan};
+/// use pgraphrag_runs::jobs::{JobSpec, SummarizeSpec, count_users, plan};
 /// let dir = tempfile::tempdir().unwrap();
 /// let input = dir.path().join("q.json");
 /// std::fs::write(&input, r#"[
@@ -97,7 +97,7 @@ impl SummarizeSpec {
     ///
     /// ```no_run
     /// use pgraphrag_core::LampTask;
-    /// use crate::jobs::SummarizeSpec;
+    /// use pgraphrag_runs::jobs::SummarizeSpec;
     /// let spec = SummarizeSpec::new("q.json", LampTask::Lamp7,
     ///     "models/SmolLM2-135M-Instruct.Q4_1.gguf", "summaries.sqlite", 3);
     /// let (model, version) = spec.check().unwrap();
@@ -125,8 +125,8 @@ impl SummarizeSpec {
 /// let p = dir.path().join("q.json");
 /// std::fs::write(&p, r#"[{"id": "q1", "user_id": "u", "input": "x", "profile": []},
 ///                        {"id": "q2", "user_id": "u", "input": "y", "profile": []}]"#).unwrap();
-/// assert_eq!(crate::jobs::count_users(&p, LampTask::Lamp7, SummaryScope::User).unwrap(), 1);
-/// assert_eq!(crate::jobs::count_users(&p, LampTask::Lamp7, SummaryScope::Question).unwrap(), 2);
+/// assert_eq!(pgraphrag_runs::jobs::count_users(&p, LampTask::Lamp7, SummaryScope::User).unwrap(), 1);
+/// assert_eq!(pgraphrag_runs::jobs::count_users(&p, LampTask::Lamp7, SummaryScope::Question).unwrap(), 2);
 /// ```
 pub fn count_users(input: &Path, task: LampTask, scope: SummaryScope) -> Result<usize> {
     let questions = read_questions(input, task)?;
