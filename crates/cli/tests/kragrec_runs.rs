@@ -1,7 +1,7 @@
 //! The K-RagRec commands end to end on a toy ML-100K (160 movies, 40 users with 12 ratings each) with MiniLM and
 //! SmolLM2: `recsys eval` scores the inference-only methods and baselines into a rows file that
 //! a rerun resumes (nothing scored twice, the same table), and refuses other settings;
-//! `train kragrec` trains an encoder for two steps and `recsys eval --adapter` scores it. The
+//! `train kragrec` trains an encoder for one step and `recsys eval --adapter` scores it. The
 //! runs are `pgraphrag_runs::kragrec`'s specs; this checks the flags reach them.
 use std::path::Path;
 use std::process::{Command, Output};
@@ -67,7 +67,7 @@ fn eval_resumes_and_a_trained_encoder_is_scored() {
     );
     assert_eq!(std::fs::read(d.path().join("rows.jsonl")).unwrap(), before);
 
-    // Two training steps on the rows with sub-graphs, then the encoder scored.
+    // One training step on two rows with sub-graphs, then the encoder scored.
     let mut train = vec!["train", "kragrec", "--quiet"];
     train.extend(data);
     train.extend([
@@ -80,16 +80,16 @@ fn eval_resumes_and_a_trained_encoder_is_scored() {
         "--checkpoint",
         "enc.ckpt",
         "--max-rows",
-        "4",
+        "2",
         "--m",
         "5",
         "--max-steps",
-        "2",
+        "1",
         "--batch-size",
         "2",
     ]);
     let (_, err) = ok(&pgraphrag(&train, d.path()), "train kragrec");
-    assert!(err.contains("wrote enc.safetensors after 2 steps"), "{err}");
+    assert!(err.contains("wrote enc.safetensors after 1 steps"), "{err}");
     let adapter = ["--adapter", "enc.safetensors", "--out", "adapter.jsonl"];
     let (table, _) = ok(&eval(&adapter), "recsys eval --adapter");
     assert!(
