@@ -3,7 +3,6 @@
 //! for one store shared by runs on any number of machines (docs/store.md, Artifact stores).
 use std::path::Path;
 
-use pgraphrag_eval::GenerationCache;
 use pgraphrag_retrieval::dense::EmbeddingCache;
 use pgraphrag_stages::SummaryStore;
 
@@ -22,27 +21,6 @@ fn no_postgres<T>(flag: &str) -> anyhow::Result<T> {
     Err(usage(format!(
         "{flag} postgres://... needs the PostgreSQL backend: build pgraphrag-cli with --features postgres"
     )))
-}
-
-/// How to name `location` in messages (a URL without its password).
-pub fn describe(location: &Path) -> String {
-    match postgres_url(location) {
-        #[cfg(feature = "postgres")]
-        Some(url) => pgraphrag_store::postgres::redact(url),
-        _ => location.display().to_string(),
-    }
-}
-
-/// The generation cache at `location` (`flag` names the option in errors).
-pub fn generation_cache(location: &Path, flag: &str) -> anyhow::Result<GenerationCache> {
-    match postgres_url(location) {
-        #[cfg(feature = "postgres")]
-        Some(url) => GenerationCache::open_postgres(url)
-            .map_err(|e| usage(format!("{flag}: {}", pgraphrag_core::error_chain(&e)))),
-        #[cfg(not(feature = "postgres"))]
-        Some(_) => no_postgres(flag),
-        None => GenerationCache::open(location).or_usage(),
-    }
 }
 
 /// The embedding cache at `location`.

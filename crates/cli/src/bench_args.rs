@@ -278,17 +278,8 @@ pub(crate) fn check_outputs(args: &Args) -> anyhow::Result<()> {
     crate::output::optional("--export-prompts", args.export_prompts.as_deref(), &inputs)
 }
 
-/// The dataset and split names from a split file name like `amazon_dev.json`.
-pub(crate) fn names(path: &Path) -> (String, String) {
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "data".into());
-    match stem.split_once('_') {
-        Some((d, s)) if !d.is_empty() && !s.is_empty() => (d.to_string(), s.replace('_', "-")),
-        _ => (stem, "split".into()),
-    }
-}
+/// `(dataset, split)` of the split file's name: `pgraphrag_runs::pgraphrag::split_names`.
+pub(crate) use pgraphrag_runs::pgraphrag::split_names as names;
 
 /// The model `pgraphrag bench` loads without `--model`: `$PGRAPHRAG_MODEL` when set;
 /// otherwise `models/SmolLM2-135M-Instruct.Q4_1.gguf` in the first of the current directory
@@ -312,10 +303,15 @@ fn default_model_path() -> PathBuf {
         .join(rel)
 }
 
-/// The local GGUF model file (`--model`, else [`default_model_path`]), which must exist (a
-/// missing one is bad usage, exit code 2).
+/// The local GGUF model file: `--model`, else [`default_model_path`].
+pub(crate) fn model_path(args: &Args) -> PathBuf {
+    args.model.clone().unwrap_or_else(default_model_path)
+}
+
+/// [`model_path`], which must exist (a missing one is bad usage, exit code 2).
+#[cfg(feature = "jetstream")]
 pub(crate) fn model_file(args: &Args) -> anyhow::Result<PathBuf> {
-    let path = args.model.clone().unwrap_or_else(default_model_path);
+    let path = model_path(args);
     if !path.is_file() {
         return Err(usage(format!(
             "model file {} not found: run scripts/fetch-llms.sh --smollm-only (or pass --model FILE.gguf, \

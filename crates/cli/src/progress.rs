@@ -11,7 +11,7 @@ use pgraphrag_core::Progress;
 /// A progress bar on stderr; each [`Progress::start`] begins a fresh bar.
 pub struct Bar {
     enabled: bool,
-    quiet: bool,
+    notes: bool,
     bar: Mutex<Option<ProgressBar>>,
 }
 
@@ -20,8 +20,17 @@ impl Bar {
     pub fn new(quiet: bool) -> Self {
         Bar {
             enabled: !quiet && std::io::stderr().is_terminal(),
-            quiet,
+            notes: true,
             bar: Mutex::new(None),
+        }
+    }
+
+    /// A bar for a training run: with `quiet`, neither the bar nor the run's notes (its step,
+    /// validation and checkpoint lines) are shown.
+    pub fn for_training(quiet: bool) -> Self {
+        Bar {
+            notes: !quiet,
+            ..Bar::new(quiet)
         }
     }
 
@@ -59,9 +68,10 @@ impl Progress for Bar {
         self.with(|b| b.set_message(m));
     }
 
-    /// A line on stderr, above the bar while one is drawn; nothing with `--quiet`.
+    /// A line on stderr, above the bar while one is drawn (a training run's with `--quiet`:
+    /// none).
     fn note(&self, line: &str) {
-        if self.quiet {
+        if !self.notes {
             return;
         }
         let slot = self.bar.lock().unwrap_or_else(|e| e.into_inner());

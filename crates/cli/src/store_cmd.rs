@@ -13,7 +13,7 @@ use pgraphrag_graph::{ProfileSource, Scope};
 use pgraphrag_retrieval::profile::{ProfileRanker, Task};
 use pgraphrag_store::postgres::{self as pg, LoadOptions, PgStore};
 
-use crate::common::profile_store::{open_for_ranking, store_err};
+use crate::common::profile_store::open_for_ranking;
 use crate::error::usage;
 use crate::progress::Bar;
 
@@ -119,8 +119,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         StoreCommand::Load(a) => load(a),
         StoreCommand::List(a) => {
-            let mut store = PgStore::connect(&a.url).map_err(store_err)?;
-            for d in store.datasets().map_err(store_err)? {
+            let mut store = PgStore::connect(&a.url)?;
+            for d in store.datasets()? {
                 println!(
                     "{}\t{} reviews\t{} users\t{} targets\t{} partitions\t{} / {}\t{}",
                     d.name,
@@ -140,8 +140,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             Ok(())
         }
         StoreCommand::Drop(a) => {
-            let mut store = PgStore::connect(&a.url).map_err(store_err)?;
-            store.drop_dataset(&a.dataset).map_err(store_err)?;
+            let mut store = PgStore::connect(&a.url)?;
+            store.drop_dataset(&a.dataset)?;
             eprintln!("dropped dataset {}", a.dataset);
             Ok(())
         }
@@ -173,7 +173,7 @@ fn load(a: LoadArgs) -> anyhow::Result<()> {
             ));
         }
     };
-    pg::validate_dataset_name(&dataset).map_err(store_err)?;
+    pg::validate_dataset_name(&dataset)?;
     if a.partitions == 0 {
         return Err(usage("--partitions must be at least 1"));
     }
@@ -190,8 +190,8 @@ fn load(a: LoadArgs) -> anyhow::Result<()> {
         partitions: a.partitions,
         replace: a.replace,
     };
-    let mut store = PgStore::connect(&a.url).map_err(store_err)?;
-    let layout = match store.layout().map_err(store_err)? {
+    let mut store = PgStore::connect(&a.url)?;
+    let layout = match store.layout()? {
         pg::Layout::Single => "one server".to_string(),
         pg::Layout::Sharded(shards) => {
             let names: Vec<&str> = shards.iter().map(|s| s.server.as_str()).collect();
@@ -202,7 +202,6 @@ fn load(a: LoadArgs) -> anyhow::Result<()> {
     let t1 = Instant::now();
     let s = store
         .load(&dataset, &split, &a.jsonl, &opts, &bar)
-        .map_err(store_err)
         .with_context(|| format!("loading dataset {dataset}"))?;
     eprintln!(
         "loaded dataset {dataset}: {} reviews ({} from JSONL, {} overwritten), {} users, {} targets \
@@ -254,9 +253,7 @@ fn bench(a: BenchArgs) -> anyhow::Result<()> {
         let want = ProfileSource::profile(&graph, &u.id, &item, Scope::Both)?;
         mem.push(t.elapsed());
         let t = Instant::now();
-        let got = store
-            .profile(&u.id, &item, Scope::Both)
-            .map_err(store_err)?;
+        let got = store.profile(&u.id, &item, Scope::Both)?;
         db.push(t.elapsed());
         if got != want {
             anyhow::bail!(

@@ -135,7 +135,7 @@ fn lora(a: LoraArgs) -> anyhow::Result<()> {
         max_tokens: a.max_tokens,
         train_settings: a.run.settings(),
     };
-    let report = spec.run(&Bar::new(a.run.quiet))?;
+    let report = spec.run(&Bar::for_training(a.run.quiet))?;
     eprintln!("wrote {} {}", a.out.display(), report.summary);
     Ok(())
 }

@@ -129,7 +129,7 @@ pub fn run(a: KragrecArgs) -> anyhow::Result<()> {
         lora_out: a.lora_out.clone(),
         train: a.run.settings(),
     };
-    let report = spec.run(&Bar::new(a.run.quiet))?;
+    let report = spec.run(&Bar::for_training(a.run.quiet))?;
     eprintln!("wrote {} {}", a.out.display(), report.summary);
     Ok(())
 }

@@ -115,7 +115,8 @@ impl Error {
 /// [`Error::Setting`] or [`Error::Input`]; a refused output (an output path that is an input,
 /// a folder, a link); or a resource file that is missing or damaged (a model that is not a
 /// usable GGUF file or its tokenizer, a dense model folder that does not load, a K-RagRec
-/// index that fails its checks, a store of the wrong kind or damaged).
+/// index that fails its checks, a store of the wrong kind or damaged, a summary store of
+/// another configuration, a PostgreSQL dataset that is not there).
 ///
 /// ```
 /// use pgraphrag_runs::is_bad_input;
@@ -188,6 +189,13 @@ pub fn is_bad_input(e: &(dyn StdError + 'static)) -> bool {
                 _ => true,
             };
         }
+    }
+    if let Some(e) = e.downcast_ref::<pgraphrag_stages::Error>() {
+        use pgraphrag_stages::Error as Stages;
+        return matches!(
+            e,
+            Stages::OtherConfig { .. } | Stages::ConflictingProfiles { .. } | Stages::User { .. }
+        );
     }
     if let Some(e) = e.downcast_ref::<pgraphrag_store::Error>() {
         return matches!(

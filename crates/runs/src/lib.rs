@@ -13,7 +13,8 @@
 //!   `pgraphrag worker` run them on JetStream.
 //! - [`kragrec`]: K-RagRec's sub-graph index, the inference-only methods and no-LLM baselines,
 //!   a trained encoder's evaluation, its training, and the tables recomputed from rows files.
-//! - [`pgraphrag`]: PGraphRAG's ranking files (every user's profile of a split, ranked).
+//! - [`pgraphrag`]: PGraphRAG's ranking files (every user's profile of a split, ranked) and its
+//!   generation grid with the evaluation (`pgraphrag bench`).
 //! - [`lora`]: LoRA fine-tuning of the generator.
 //! - [`metrics`]: ROUGE, METEOR and BLEU over prediction/reference pairs.
 //!

@@ -137,7 +137,7 @@ fn panicked(what: &str) -> Error {
 
 /// WordNet from `dir`; `None` without one. Files cut short or malformed are the caller's
 /// input at fault, so no METEOR is ever computed over part of WordNet.
-fn load_wordnet(dir: Option<&Path>) -> Result<Option<&'static WordNet>> {
+pub(crate) fn load_wordnet(dir: Option<&Path>) -> Result<Option<&'static WordNet>> {
     let Some(dir) = dir else { return Ok(None) };
     match WordNet::global_in(dir) {
         Ok(wn) => Ok(Some(wn)),

@@ -1,5 +1,6 @@
 //! PGraphRAG (personalized graph-based RAG) as runs: every user's profile of a split ranked
-//! into the released notebook's ranking files ([`RankSpec`]). The graph is `pgraphrag_graph`,
+//! into the released notebook's ranking files ([`RankSpec`]), and the generation grid with its
+//! evaluation ([`BenchSpec`]). The graph is `pgraphrag_graph`,
 //! the rankers `pgraphrag_retrieval`, the presets and the split ranking `pgraphrag_eval`. The
 //! queue's unit form of the BM25 ranking is [`crate::jobs::RankSpec`].
 use std::path::Path;
@@ -10,9 +11,11 @@ use pgraphrag_eval::rank::Candidates;
 
 use crate::{Error, Result};
 
+mod bench;
 mod rank;
 
 pub use crate::jobs::StoreProfiles as Profiles;
+pub use bench::{Backend, BenchReport, BenchSpec, ItemSummaries, split_names};
 pub use rank::{RankReport, RankSpec, RankedFile, Ranker};
 
 /// Reads a PGraphRAG split; a repeated user id (where a target could leak) is refused.
@@ -39,4 +42,46 @@ fn open_profiles(_: &Profiles, _: Recipe) -> Result<(Split, Candidates)> {
     Err(Error::Setting(
         "a store dataset needs pgraphrag built with PostgreSQL support (feature `postgres`)".into(),
     ))
+}
+
+/// An artifact store at `location`: a SQLite file, or (feature `postgres`) a PostgreSQL URL;
+/// one that does not open is the caller's input at fault.
+fn open_location<T, E: std::error::Error + Send + Sync + 'static>(
+    location: &Path,
+    what: &str,
+    sqlite: impl FnOnce(&Path) -> std::result::Result<T, E>,
+    #[cfg(feature = "postgres")] postgres: impl FnOnce(&str) -> std::result::Result<T, E>,
+) -> Result<T> {
+    let url = location
+        .to_str()
+        .filter(|s| pgraphrag_store::is_postgres_url(s));
+    match url {
+        #[cfg(feature = "postgres")]
+        Some(url) => postgres(url).map_err(Error::input(format!(
+            "{what} {}",
+            pgraphrag_store::postgres::redact(url)
+        ))),
+        #[cfg(not(feature = "postgres"))]
+        Some(_) => Err(Error::Setting(format!(
+            "{what} at a postgres:// URL needs pgraphrag built with PostgreSQL support (feature `postgres`)"
+        ))),
+        None => sqlite(location).map_err(Error::invalid),
+    }
+}
+
+/// `location` as logs show it: a PostgreSQL URL without its password.
+///
+/// ```
+/// use pgraphrag_runs::pgraphrag::describe_location;
+/// assert_eq!(describe_location("runs/cache.sqlite".as_ref()), "runs/cache.sqlite");
+/// ```
+pub fn describe_location(location: &Path) -> String {
+    #[cfg(feature = "postgres")]
+    if let Some(url) = location
+        .to_str()
+        .filter(|s| pgraphrag_store::is_postgres_url(s))
+    {
+        return pgraphrag_store::postgres::redact(url);
+    }
+    location.display().to_string()
 }
