@@ -1,10 +1,10 @@
-//! The artifact stores (generation cache, embedding cache, summary store) opened from what the
-//! user typed: a SQLite file path, or a PostgreSQL URL (`postgres://...`, feature `postgres`),
-//! for one store shared by runs on any number of machines (docs/store.md, Artifact stores).
+//! The embedding cache of `pgraphrag embed`, opened from what the user typed: a SQLite file
+//! path, or a PostgreSQL URL (`postgres://...`, feature `postgres`), for one store shared by
+//! runs on any number of machines (docs/store.md, Artifact stores). The runs' stores open
+//! through `pgraphrag_runs`.
 use std::path::Path;
 
 use pgraphrag_retrieval::dense::EmbeddingCache;
-use pgraphrag_stages::SummaryStore;
 
 use crate::error::{OrUsage, usage};
 
@@ -32,17 +32,5 @@ pub fn embedding_cache(location: &Path, flag: &str) -> anyhow::Result<EmbeddingC
         #[cfg(not(feature = "postgres"))]
         Some(_) => no_postgres(flag),
         None => EmbeddingCache::open(location).or_usage(),
-    }
-}
-
-/// The summary store at `location`.
-pub fn summary_store(location: &Path, flag: &str) -> anyhow::Result<SummaryStore> {
-    match postgres_url(location) {
-        #[cfg(feature = "postgres")]
-        Some(url) => SummaryStore::open_postgres(url)
-            .map_err(|e| usage(format!("{flag}: {}", pgraphrag_core::error_chain(&e)))),
-        #[cfg(not(feature = "postgres"))]
-        Some(_) => no_postgres(flag),
-        None => SummaryStore::open(location).or_usage(),
     }
 }

@@ -41,20 +41,6 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     }
 }
 
-/// Maps the job's bad-input errors to usage errors (exit code 2).
-pub fn job_error(e: pgraphrag_stages::Error) -> anyhow::Error {
-    match e {
-        pgraphrag_stages::Error::OtherConfig { .. }
-        | pgraphrag_stages::Error::ConflictingProfiles { .. }
-        | pgraphrag_stages::Error::User { .. } => usage_err(e),
-        e => anyhow::Error::new(e),
-    }
-}
-
-fn usage_err(e: pgraphrag_stages::Error) -> anyhow::Error {
-    UsageError(anyhow::Error::new(e)).into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -100,15 +100,20 @@ impl Error {
     /// anywhere in the chain an error that [`is_bad_input`] says is one (a damaged model or
     /// index, a refused output).
     pub fn is_bad_input(&self) -> bool {
-        let mut e: Option<&(dyn StdError + 'static)> = Some(self);
-        while let Some(c) = e {
-            if is_bad_input(c) {
-                return true;
-            }
-            e = c.source();
-        }
-        false
+        chain_is_bad_input(self)
     }
+}
+
+/// Whether any link of `e`'s chain [`is_bad_input`].
+fn chain_is_bad_input(e: &(dyn StdError + 'static)) -> bool {
+    let mut e = Some(e);
+    while let Some(c) = e {
+        if is_bad_input(c) {
+            return true;
+        }
+        e = c.source();
+    }
+    false
 }
 
 /// Whether `e` itself (one link of a chain) says that the caller's input was at fault: an
@@ -129,10 +134,12 @@ pub fn is_bad_input(e: &(dyn StdError + 'static)) -> bool {
     use pgraphrag_recsys::Error as Recsys;
     use pgraphrag_retrieval::Error as Retrieval;
     if let Some(e) = e.downcast_ref::<Error>() {
-        return matches!(
-            e,
-            Error::Setting(_) | Error::Input { .. } | Error::Invalid(_)
-        );
+        return match e {
+            Error::Setting(_) | Error::Input { .. } | Error::Invalid(_) => true,
+            // Transparent: its chain skips the library's own error, so look at it here.
+            Error::Library(inner) => chain_is_bad_input(inner.as_ref()),
+            Error::Work { .. } => false,
+        };
     }
     if e.is::<pgraphrag_data::output::OutputError>()
         || matches!(
@@ -249,4 +256,29 @@ library_errors!(
     pgraphrag_store::Error,
     pgraphrag_stages::Error,
     pgraphrag_corpora::Error,
+    pgraphrag_core::Error,
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_library_error_is_classified_through_its_transparent_wrapper() {
+        let bad = pgraphrag_llm::LlmError::InvalidGguf {
+            path: "m.gguf".into(),
+            reason: "cut".into(),
+        };
+        let e = Error::from(bad);
+        assert!(e.is_bad_input());
+        // As the binary sees it: the first link of an anyhow-like chain.
+        assert!(is_bad_input(&e));
+        let work = Error::from(pgraphrag_llm::LlmError::InvalidParams("x".into()));
+        assert!(!work.is_bad_input() && !is_bad_input(&work));
+        let wrapped = Error::work("scoring")(Error::from(pgraphrag_llm::LlmError::InvalidGguf {
+            path: "m.gguf".into(),
+            reason: "cut".into(),
+        }));
+        assert!(wrapped.is_bad_input());
+    }
+}

@@ -39,6 +39,7 @@ mod error;
 pub mod jobs;
 pub mod kragrec;
 pub mod lamp;
+mod location;
 pub mod lora;
 pub mod metrics;
 pub mod multistage;
@@ -48,4 +49,5 @@ mod training;
 
 pub use budget::summary_budget;
 pub use error::{BoxError, Error, Result, is_bad_input};
+pub use location::describe_location;
 pub use training::TrainSettings;

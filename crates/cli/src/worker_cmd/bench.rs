@@ -91,7 +91,7 @@ pub(super) fn submit(a: SubmitBenchArgs) -> anyhow::Result<()> {
     eprintln!(
         "bench: {users} users, {} cells, model {model_id}, cache {}",
         spec.bench.configs.len(),
-        pgraphrag_runs::pgraphrag::describe_location(Path::new(&spec.cache))
+        pgraphrag_runs::describe_location(Path::new(&spec.cache))
     );
     nats::submit(&a.nats, &JobSpec::Bench(Box::new(spec)), &a.jobs, a.chunk)
 }

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pgraphrag_core::{LampQuestion, LampTask, NoProgress, Prompt, SummaryScope};
+use pgraphrag_core::{LampQuestion, LampTask, NoProgress, SummaryScope};
 use pgraphrag_llm::{GgufModel, GgufOptions};
 use pgraphrag_stages::{Budget, LlmSummarizer, SummarizeJob, SummaryPrompt, SummaryStore};
 use serde::{Deserialize, Serialize};
@@ -211,36 +211,14 @@ impl Model {
 fn load_model(spec: &SummarizeSpec) -> Result<Model> {
     Model::prompt(spec)?;
     let model = super::load_gguf(&spec.model, GgufOptions::default())?;
-    let failed = |e: pgraphrag_llm::LlmError| {
+    // The one fitting budget of every summarizing run (`crate::summary_budget`).
+    let budget = crate::summary_budget(&model, spec.context, spec.max_new_tokens).map_err(|e| {
         Error::InvalidJob(format!(
             "the model {}: {}",
             spec.model.display(),
             pgraphrag_core::error_chain(&e)
         ))
-    };
-    if spec.context > model.context_length() {
-        return Err(Error::InvalidJob(format!(
-            "a context of {} tokens exceeds the model's {}",
-            spec.context,
-            model.context_length()
-        )));
-    }
-    // The tokens the chat template adds around the message (SmolLM2: its default system prompt).
-    let reserve = model
-        .prompt_tokens(&Prompt::user(""))
-        .map_err(failed)?
-        .len();
-    let budget = Budget {
-        context: spec.context,
-        max_new_tokens: spec.max_new_tokens,
-        reserve,
-    };
-    if budget.input_tokens().is_none() {
-        return Err(Error::InvalidJob(format!(
-            "a context of {} tokens leaves no room for a prompt after {} new tokens and the chat template's {reserve} tokens",
-            spec.context, spec.max_new_tokens
-        )));
-    }
+    })?;
     Ok(Model { model, budget })
 }
 

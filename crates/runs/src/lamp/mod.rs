@@ -1,5 +1,6 @@
 //! Summary-augmented LaMP as runs: the paper's Table 3 grid on a LaMP questions file with a
-//! local GGUF model ([`GridSpec`]) and the answers without an LLM on the same questions,
+//! local GGUF model ([`GridSpec`]), the offline user summaries it reads
+//! ([`SummarizeSpec`]), and the answers without an LLM on the same questions,
 //! compared with the grid's best cell ([`BaselinesSpec`]). The prompts are
 //! `pgraphrag_prompt::lamp`, the grid and its scores `pgraphrag_eval::lamp_grid`, the baselines
 //! `pgraphrag_eval::baselines`. See `docs/lamp.md`.
@@ -14,9 +15,11 @@ use crate::{Error, Result};
 
 mod baselines;
 mod grid;
+mod summarize;
 
 pub use baselines::{BaselinesReport, BaselinesSpec};
 pub use grid::{GridReport, GridSpec};
+pub use summarize::{SummarizeReport, SummarizeSpec};
 
 /// Reads a summaries file (JSON lines `{"id", "summary"}`, `pgraphrag summarize --export`):
 /// an unreadable file, a line of another shape, an id given twice or no summary at all is

@@ -28,7 +28,8 @@ use pgraphrag_stages::{EntryFormat, LlmSummarizer, SummarizeJob, SummaryPrompt, 
 use pgraphrag_train::Lora;
 use serde::{Deserialize, Serialize};
 
-use super::{Profiles, describe_location, load_split, open_location, open_profiles};
+use super::{Profiles, load_split, open_profiles};
+use crate::location::{describe_location, open_location};
 use crate::{Error, Result, summary_budget};
 
 /// Where the grid's answers come from.
