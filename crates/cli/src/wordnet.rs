@@ -7,8 +7,6 @@ use std::path::PathBuf;
 use pgraphrag_metrics::Error;
 use pgraphrag_metrics::wordnet::{find, search_paths};
 
-use crate::error::OrUsage;
-
 /// The folders searched, in order.
 pub fn candidates() -> Vec<PathBuf> {
     let mut roots = Vec::new();
@@ -27,22 +25,6 @@ pub fn candidates() -> Vec<PathBuf> {
 /// The WordNet folder, or the library's "not found" error listing every folder tried.
 pub fn locate() -> Result<PathBuf, Error> {
     find(&candidates())
-}
-
-/// Loads WordNet for METEOR. `Ok(None)` when it is nowhere to be found: the caller then scores
-/// without METEOR and says so once ([`missing_note`]); a WordNet that is found but unreadable
-/// is an error, and one whose files are cut short or malformed is bad input (exit code 2), so
-/// no METEOR is ever computed over part of WordNet.
-pub fn load() -> anyhow::Result<Option<&'static pgraphrag_metrics::wordnet::WordNet>> {
-    match locate() {
-        Ok(dir) => match pgraphrag_metrics::wordnet::WordNet::global_in(&dir) {
-            Ok(wn) => Ok(Some(wn)),
-            Err(e @ Error::WordNetFormat { .. }) => Err(e).or_usage(),
-            Err(e) => Err(e.into()),
-        },
-        Err(Error::WordNetNotFound { .. }) => Ok(None),
-        Err(e) => Err(e.into()),
-    }
 }
 
 /// The one line printed when METEOR is skipped.

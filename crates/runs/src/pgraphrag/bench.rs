@@ -12,23 +12,22 @@ use std::path::{Path, PathBuf};
 use pgraphrag_core::{Generator, Progress, RankedProfile, SummaryScope};
 use pgraphrag_data::{RankingRecord, Split, write_rankings};
 use pgraphrag_eval::{
-    Bench, CachedGenerator, ConfigOutputs, GenerationCache, Journal, RatingScorer, Recipe,
-    ResultsTable, RunConfig, RunDir, RunName, RunStats, Scorer, TextScorer, cold_start, gold,
-    paired_p_values, rank_all, ranking_file_name, vs_best_constant, write_output_file,
+    Bench, CachedGenerator, ConfigOutputs, GenerationCache, Journal, Recipe, ResultsTable,
+    RunConfig, RunDir, RunName, RunStats, cold_start, gold, paired_p_values, rank_all,
+    ranking_file_name, vs_best_constant, write_output_file,
 };
 use pgraphrag_graph::UserItemGraph;
 use pgraphrag_llm::{
     Activations, ContextOverflow, Engine, GgufModel, GgufOptions, OpenAiClient, OpenAiOptions,
     Prefill, WeightFormat,
 };
-use pgraphrag_metrics::Meteor;
 use pgraphrag_prompt::pgraphrag::{Mode, Task};
 use pgraphrag_retrieval::profile::ProfileRanker;
 use pgraphrag_stages::{EntryFormat, LlmSummarizer, SummarizeJob, SummaryPrompt, SummaryStore};
 use pgraphrag_train::Lora;
 use serde::{Deserialize, Serialize};
 
-use super::{Profiles, load_split, open_profiles};
+use super::{Profiles, load_split, open_profiles, scorer};
 use crate::location::{describe_location, open_location};
 use crate::{Error, Result, summary_budget};
 
@@ -301,7 +300,7 @@ impl BenchSpec {
                 model.display()
             )));
         }
-        let scorer = self.scorer()?;
+        let scorer = scorer(task, self.wordnet.as_deref())?;
         let (profiles, graph) = self.rank(split, progress)?;
         let (dataset, split_name) = self.names();
 
@@ -386,17 +385,6 @@ impl BenchSpec {
         }
         RunDir::new(&self.out).write_results(&markdown, &table)?;
         Ok(BenchReport { markdown, stats })
-    }
-
-    fn scorer(&self) -> Result<Box<dyn Scorer>> {
-        Ok(match self.bench.task {
-            Task::Rating => Box::new(RatingScorer::default()),
-            Task::Text | Task::Title => {
-                let meteor = crate::metrics::load_wordnet(self.wordnet.as_deref())?
-                    .map(|wn| Meteor::with_wordnet(wn, Default::default()));
-                Box::new(TextScorer::new(meteor))
-            }
-        })
     }
 
     /// The generator, its cache id and its label for file names.

@@ -1,6 +1,7 @@
 //! PGraphRAG (personalized graph-based RAG) as runs: every user's profile of a split ranked
 //! into the released notebook's ranking files ([`RankSpec`]), and the generation grid with its
-//! evaluation ([`BenchSpec`]). The graph is `pgraphrag_graph`,
+//! evaluation ([`BenchSpec`]), and the answers without an LLM on the same rows
+//! ([`BaselinesSpec`]). The graph is `pgraphrag_graph`,
 //! the rankers `pgraphrag_retrieval`, the presets and the split ranking `pgraphrag_eval`. The
 //! queue's unit form of the BM25 ranking is [`crate::jobs::RankSpec`].
 use std::path::Path;
@@ -8,13 +9,18 @@ use std::path::Path;
 use pgraphrag_data::Split;
 use pgraphrag_eval::Recipe;
 use pgraphrag_eval::rank::Candidates;
+use pgraphrag_eval::{RatingScorer, Scorer, TextScorer};
+use pgraphrag_metrics::Meteor;
+use pgraphrag_prompt::pgraphrag::Task;
 
 use crate::{Error, Result};
 
+mod baselines;
 mod bench;
 mod rank;
 
 pub use crate::jobs::StoreProfiles as Profiles;
+pub use baselines::{BaselinesReport, BaselinesSpec};
 pub use bench::{Backend, BenchReport, BenchSpec, ItemSummaries, split_names};
 pub use rank::{RankReport, RankSpec, RankedFile, Ranker};
 
@@ -42,4 +48,17 @@ fn open_profiles(_: &Profiles, _: Recipe) -> Result<(Split, Candidates)> {
     Err(Error::Setting(
         "a store dataset needs pgraphrag built with PostgreSQL support (feature `postgres`)".into(),
     ))
+}
+
+/// The grid's scorer for `task`: MAE and RMSE for ratings; ROUGE, BLEU and (with WordNet)
+/// METEOR for text and titles.
+fn scorer(task: Task, wordnet: Option<&Path>) -> Result<Box<dyn Scorer>> {
+    Ok(match task {
+        Task::Rating => Box::new(RatingScorer::default()),
+        Task::Text | Task::Title => {
+            let meteor = crate::metrics::load_wordnet(wordnet)?
+                .map(|wn| Meteor::with_wordnet(wn, Default::default()));
+            Box::new(TextScorer::new(meteor))
+        }
+    })
 }
