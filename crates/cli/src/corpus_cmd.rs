@@ -1,16 +1,16 @@
 //! `pgraphrag corpus`: real authored-text corpora (fetched by `scripts/fetch-corpora.sh`) to
 //! `AuthoredDoc` JSON Lines (`convert`; also PGraphRAG's review splits), and LaMP-format tasks
-//! built from them (`lamp`). See `docs/corpora.md` and `docs/multistage.md`.
-use std::path::{Path, PathBuf};
+//! built from them (`lamp`), through `pgraphrag_runs::corpus`. See `docs/corpora.md` and
+//! `docs/multistage.md`.
+use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::{Subcommand, ValueEnum};
 use pgraphrag_core::LampTask;
-use pgraphrag_corpora::lamp::{self, BuildOptions, LampBuild, SplitRatio};
-use pgraphrag_corpora::{MailOptions, Report};
+use pgraphrag_corpora::MailOptions;
+use pgraphrag_corpora::lamp::{BuildOptions, SplitRatio};
+use pgraphrag_runs::corpus::{ConvertSpec, LampBuildSpec, Source};
 
-use crate::common::corpus::nothing_built;
-use crate::error::{OrUsage, usage};
+use crate::error::OrUsage;
 
 /// Arguments of `pgraphrag corpus`.
 #[derive(clap::Args, Debug)]
@@ -146,30 +146,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-fn check_out_dir(out: &Path) -> anyhow::Result<()> {
-    match out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(dir) if !dir.is_dir() => Err(usage(format!(
-            "the folder of --out does not exist: {} (create it first)",
-            dir.display()
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// A CSV named `file` given as itself or as its folder.
-fn csv_in(input: &Path, file: &str) -> PathBuf {
-    if input.is_dir() {
-        input.join(file)
-    } else {
-        input.to_path_buf()
-    }
-}
-
 fn convert(a: ConvertArgs) -> anyhow::Result<()> {
-    let input = match a.source {
-        SourceArg::News => csv_in(&a.input, "NewsArticles.csv"),
-        SourceArg::Tweets => csv_in(&a.input, "healthtweets.csv"),
-        _ => a.input.clone(),
+    let spec = ConvertSpec {
+        source: match a.source {
+            SourceArg::SpamAssassin => Source::SpamAssassin {
+                options: MailOptions {
+                    keep_replies: !a.drop_replies,
+                    drop_automated: !a.keep_automated,
+                },
+            },
+            SourceArg::News => Source::News,
+            SourceArg::Tweets => Source::Tweets,
+            SourceArg::Pgraphrag => Source::Pgraphrag,
+        },
+        input: a.input.clone(),
+        out: a.out.clone(),
     };
     // SpamAssassin's input is a folder: --out must not be one of the record files read.
     let records = match a.source {
@@ -178,51 +169,18 @@ fn convert(a: ConvertArgs) -> anyhow::Result<()> {
         }
         _ => Vec::new(),
     };
+    let input = spec.input_file();
     let mut inputs = vec![("--in", input.as_path())];
     inputs.extend(records.iter().map(|r| ("--in", r.as_path())));
     crate::output::file("--out", &a.out, &inputs)?;
-    check_out_dir(&a.out)?;
-    let hint = match a.source {
-        SourceArg::Pgraphrag => {
-            "pass a PGraphRAG split such as $PGRAPHRAG_DATA/pgraphrag/amazon_dev.json"
-        }
-        _ => "run scripts/fetch-corpora.sh, then pass its folder",
-    };
-    let converted = match a.source {
-        SourceArg::SpamAssassin => {
-            let opts = MailOptions {
-                keep_replies: !a.drop_replies,
-                drop_automated: !a.keep_automated,
-            };
-            pgraphrag_corpora::convert_spam_assassin(&a.input, &opts)
-        }
-        SourceArg::News => {
-            pgraphrag_corpora::convert_news_file(csv_in(&a.input, "NewsArticles.csv"))
-        }
-        SourceArg::Tweets => {
-            pgraphrag_corpora::convert_tweets_file(csv_in(&a.input, "healthtweets.csv"))
-        }
-        SourceArg::Pgraphrag => pgraphrag_corpora::convert_pgraphrag_split_file(&a.input),
-    }
-    .with_context(|| format!("converting {} ({hint})", a.input.display()))
-    .or_usage()?;
-    if converted.docs.is_empty() {
-        return Err(usage(format!(
-            "{}: no documents to convert ({}); {hint}",
-            input.display(),
-            converted.report
-        )));
-    }
-    pgraphrag_corpora::write_corpus(&a.out, &converted.docs)?;
+    let r = spec.run()?;
     if !a.quiet {
-        let authors: std::collections::BTreeSet<&str> =
-            converted.docs.iter().map(|d| d.author.as_str()).collect();
         println!(
             "{}: {} documents by {} authors; {}",
             a.out.display(),
-            converted.docs.len(),
-            authors.len(),
-            converted.report
+            r.docs,
+            r.authors,
+            r.report
         );
     }
     Ok(())
@@ -256,54 +214,14 @@ fn options(a: &LampArgs, task: LampTask) -> BuildOptions {
 
 fn build(a: LampArgs) -> anyhow::Result<()> {
     let task: LampTask = a.task.parse().or_usage()?;
-    check_lamp_outputs(&a)?;
-    let opts = options(&a, task);
-    let from = a.from.display().to_string();
-    let (built, input_report): (LampBuild, Option<Report>) = match task {
-        LampTask::Lamp4 | LampTask::Lamp6 => {
-            let docs = pgraphrag_corpora::read_corpus(&a.from)
-                .with_context(|| {
-                    format!("reading the corpus {from} (write one with `pgraphrag corpus convert`)")
-                })
-                .or_usage()?;
-            let b = if task == LampTask::Lamp4 {
-                lamp::lamp4(&docs, &opts)
-            } else {
-                lamp::lamp6(&docs, &opts)
-            };
-            (b.or_usage()?, None)
-        }
-        _ if a.from.is_dir() => {
-            let ml = lamp::read_movielens(&a.from)
-                .with_context(|| format!("reading MovieLens-100K from {from}"))
-                .or_usage()?;
-            let b = lamp::lamp3_from_movielens(&ml, &opts).or_usage()?;
-            (b, Some(ml.report))
-        }
-        _ => {
-            let split = crate::args::read_split(&a.from)?;
-            (lamp::lamp3_from_split(&split, &opts).or_usage()?, None)
-        }
+    let spec = LampBuildSpec {
+        task,
+        from: a.from.clone(),
+        out: a.out.clone(),
+        options: options(&a, task),
     };
-    if built.report.kept == 0 {
-        return Err(nothing_built(&a.from, "question", &built.report, &opts));
-    }
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("creating the output folder {}", a.out.display()))?;
-    built.write(&a.out)?;
-    if !a.quiet {
-        if let Some(r) = input_report {
-            println!("{from}: ratings {r}");
-        }
-        println!("{}: questions {}", a.out.display(), built.report);
-        print!("{}", built.stats_table());
-    }
-    Ok(())
-}
-
-/// Refuses, before anything is read, an --out folder whose questions and outputs files would
-/// be the input (--from, or the MovieLens files in it), a link or not a regular file.
-fn check_lamp_outputs(a: &LampArgs) -> anyhow::Result<()> {
+    // Refused before anything is read: an output that would be the input (--from, or the
+    // MovieLens files in it), a link or not a regular file.
     let ml: Vec<PathBuf> = ["ml-100k.item", "ml-100k.inter"]
         .iter()
         .map(|f| a.from.join(f))
@@ -312,17 +230,18 @@ fn check_lamp_outputs(a: &LampArgs) -> anyhow::Result<()> {
     if a.from.is_dir() {
         inputs.extend(ml.iter().map(|p| ("--from", p.as_path())));
     }
-    let files: Vec<String> = ["train", "dev", "test"]
-        .iter()
-        .flat_map(|part| {
-            [
-                format!("{part}_questions.json"),
-                format!("{part}_outputs.json"),
-            ]
-        })
-        .collect();
+    let files = spec.output_files();
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
-    crate::output::folder("--out", &a.out, &files, &inputs)
+    crate::output::folder("--out", &a.out, &files, &inputs)?;
+    let r = spec.run()?;
+    if !a.quiet {
+        if let Some(input) = r.input {
+            println!("{}: ratings {input}", a.from.display());
+        }
+        println!("{}: questions {}", a.out.display(), r.build.report);
+        print!("{}", r.build.stats_table());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -3,12 +3,9 @@
 //! data rules, `DIR/examples.jsonl`, and prints the counts per split. See `docs/multistage.md`.
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Subcommand;
-use pgraphrag_corpora::lamp::BuildOptions;
 use pgraphrag_corpora::multistage;
-
-use crate::error::OrUsage;
+use pgraphrag_runs::corpus::ExamplesSpec;
 
 /// Arguments of `pgraphrag multistage`.
 #[derive(clap::Args, Debug)]
@@ -61,30 +58,11 @@ fn build(a: BuildArgs) -> anyhow::Result<()> {
         &[multistage::EXAMPLES_FILE],
         &[("--corpus", &a.corpus)],
     )?;
-    let mut opts = BuildOptions::multistage();
+    let mut spec = ExamplesSpec::paper(&a.corpus, &a.out);
     if let Some(s) = a.seed {
-        opts.seed = s;
+        spec.options.seed = s;
     }
-    let corpus = a.corpus.display();
-    let docs = pgraphrag_corpora::read_corpus(&a.corpus)
-        .with_context(|| {
-            format!("reading the corpus {corpus} (write one with `pgraphrag corpus convert`)")
-        })
-        .or_usage()?;
-    let built = multistage::build_examples(&docs, &opts)
-        .with_context(|| format!("building the multistage examples of {corpus}"))
-        .or_usage()?;
-    if built.examples.is_empty() {
-        return Err(crate::common::corpus::nothing_built(
-            &a.corpus,
-            "example",
-            &built.report,
-            &opts,
-        ));
-    }
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("creating the output folder {}", a.out.display()))?;
-    let path = built.write(&a.out)?;
+    let (built, path) = spec.run()?;
     if !a.quiet {
         println!("{}: examples {}", path.display(), built.report);
         print!("{}", built.stats_table());

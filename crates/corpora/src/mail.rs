@@ -17,7 +17,7 @@ pub const MAX_MAIL_TIME: i64 = 4_102_444_800;
 /// let o = pgraphrag_corpora::MailOptions::default();
 /// assert!(o.keep_replies && o.drop_automated);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MailOptions {
     /// Keep replies (default `true`). A reply's subject was set by the thread's first mail;
     /// `false` skips mails with `In-Reply-To:` or a `Re:` subject ([`Skip::Reply`]).

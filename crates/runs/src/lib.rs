@@ -7,6 +7,8 @@
 //!
 //! - [`lamp`]: the summary-augmented LaMP grid (Table 3) and its trivial baselines.
 //! - [`multistage`]: the multistage writing grid (Table 2) and its training data.
+//! - [`corpus`]: real corpora converted, and the LaMP tasks and multistage examples built from
+//!   them.
 //! - [`jobs`]: offline jobs split into units for work queues (ranking, embedding, summarising
 //!   and PGraphRAG's generation grid, each over a range of users or texts), each unit committed
 //!   through a [`jobs::ResultSink`] before it is acknowledged; `pgraphrag queue` and
@@ -35,6 +37,7 @@
 #![warn(missing_docs)]
 
 mod budget;
+pub mod corpus;
 mod error;
 pub mod jobs;
 pub mod kragrec;

@@ -97,7 +97,7 @@ impl fmt::Display for SplitName {
 
 /// Relative sizes of the train, dev and test user sets (weights; the default 85/5/10 is the
 /// multistage paper's user split).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SplitRatio {
     /// Weight of train.
     pub train: u32,
@@ -168,7 +168,7 @@ pub fn split_users(users: &[String], ratio: SplitRatio, seed: u64) -> BTreeMap<S
 /// let o = BuildOptions::multistage();
 /// assert_eq!((o.min_target_chars, o.min_profile, o.min_targets_per_author, o.max_targets_per_author), (301, 2, 5, Some(50)));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BuildOptions {
     /// Seed of the user split and of the choice of targets beyond the cap (default 42).
     pub seed: u64,
