@@ -48,7 +48,7 @@ pub fn rank_all<R: CandidateRanker>(
 /// [`rank_all`] for the users `users` of `split` (indices in file order), with a ranker the
 /// caller keeps: its seeded random stream continues where the previous call left it, so
 /// ranking `0..a` then `a..n` with one ranker gives what [`rank_all`] gives for `0..n` (the
-/// work-queue jobs rank a split in chunks this way, [`crate::jobs`]). Reports one advance per
+/// work-queue jobs rank a split in chunks this way, `pgraphrag_runs::jobs`). Reports one advance per
 /// user to `progress` (no start or finish). A range past the end is cut to the split.
 ///
 /// ```

@@ -12,7 +12,7 @@ use pgraphrag_train::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::{
+use super::data::{
     DataSpec, MAX_TRIPLES, Report, RunConfig, report, resume, retrieval_cache_path, slice,
 };
 use crate::{Error, Result};
@@ -178,7 +178,7 @@ impl AdapterSpec {
             &retrieval,
         )?;
         let knowledge =
-            super::retrieve_rows(&retriever, &l.data, &l.data.rows, &mut cache, progress)?;
+            super::data::retrieve_rows(&retriever, &l.data, &l.data.rows, &mut cache, progress)?;
         let feats = GraphFeatures::new(&l.kg.graph, &l.vectors, &l.enc, retrieval.ego_hops)?;
         let t = Instant::now();
         let already = done.len();

@@ -12,7 +12,7 @@ use pgraphrag_metrics::stats::{paired_bootstrap, paired_t_test};
 use pgraphrag_recsys::{Method, MethodSummary, ScoredRow, summarize};
 use serde::{Deserialize, Serialize};
 
-use super::RESULT_FILES;
+use super::data::RESULT_FILES;
 use crate::{Error, Result};
 
 /// Resamples and seed of every interval (as the evaluation's table and the LaMP comparisons).

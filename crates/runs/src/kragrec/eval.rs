@@ -14,7 +14,7 @@ use pgraphrag_recsys::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::{
+use super::data::{
     DataSpec, IndexAggregation, Report, RunConfig, encoder, load_data, open_index, report, resume,
     slice,
 };

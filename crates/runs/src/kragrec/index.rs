@@ -7,7 +7,7 @@ use pgraphrag_recsys::{HopVectors, IndexOptions, Ml100k, build_kg};
 use pgraphrag_retrieval::dense::Precision;
 use serde::{Deserialize, Serialize};
 
-use super::{IndexAggregation, encoder};
+use super::data::{IndexAggregation, encoder};
 use crate::{Error, Result};
 
 /// Builds the index of every KG entity's 0-, 1- and 2-hop vectors and saves it

@@ -10,7 +10,7 @@ use pgraphrag_train::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::{DataSpec, retrieval_cache_path, retrieve_rows, slice};
+use super::data::{DataSpec, retrieval_cache_path, retrieve_rows, slice};
 use crate::{Error, Result, TrainSettings, training};
 
 /// Encoder size.

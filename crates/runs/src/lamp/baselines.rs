@@ -13,7 +13,7 @@ use pgraphrag_eval::lamp_grid::{AnswerReading, LampCellRun, LampConfig, LampGrid
 use pgraphrag_eval::{RunDir, markdown_value};
 use serde::{Deserialize, Serialize};
 
-use super::{file_name, read_questions};
+use super::files::{file_name, read_questions};
 use crate::{Error, Result};
 
 /// The trivial baselines of a LaMP grid (`pgraphrag lamp baselines`).

@@ -10,7 +10,7 @@ use pgraphrag_llm::{GgufModel, GgufOptions};
 use pgraphrag_prompt::lamp::{HfTokenizer, LampTokenizer, SummaryPlacement};
 use serde::{Deserialize, Serialize};
 
-use super::{read_questions, read_summaries};
+use super::files::{read_questions, read_summaries};
 use crate::{Error, Result};
 
 /// The grid (`pgraphrag lamp grid`). Writes `results.md`, `results.csv`, `results.svg` and one

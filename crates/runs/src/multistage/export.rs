@@ -17,7 +17,7 @@ use pgraphrag_stages::multistage::{
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Rankers, Warm, load_dense, load_examples, load_wordnet, warm_dense};
+use super::setup::{Rankers, Warm, load_dense, load_examples, load_wordnet, warm_dense};
 use crate::{Error, Result};
 
 /// Exports the training records (`pgraphrag multistage export`).

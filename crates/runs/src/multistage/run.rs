@@ -25,7 +25,7 @@ use pgraphrag_stages::multistage::{
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Rankers, Warm, load_dense, load_examples, load_wordnet, warm_dense};
+use super::setup::{Rankers, Warm, load_dense, load_examples, load_wordnet, warm_dense};
 use crate::{Error, Result, summary_budget};
 
 /// The grid of the paper's Table 2 on one split (`pgraphrag multistage run`). Writes

@@ -11,7 +11,8 @@ use pgraphrag_eval::baselines::{
 use pgraphrag_eval::{Recipe, RunDir};
 use serde::{Deserialize, Serialize};
 
-use super::{load_split, scorer, split_names};
+use super::bench::split_names;
+use super::source::{load_split, scorer};
 use crate::{Error, Result};
 
 /// The trivial baselines of a PGraphRAG grid.

@@ -27,7 +27,8 @@ use pgraphrag_stages::{EntryFormat, LlmSummarizer, SummarizeJob, SummaryPrompt, 
 use pgraphrag_train::Lora;
 use serde::{Deserialize, Serialize};
 
-use super::{Profiles, load_split, open_profiles, scorer};
+use super::source::{load_split, open_profiles, scorer};
+use crate::jobs::StoreProfiles as Profiles;
 use crate::location::{describe_location, open_location};
 use crate::{Error, Result, summary_budget};
 

@@ -4,61 +4,13 @@
 //! ([`BaselinesSpec`]). The graph is `pgraphrag_graph`,
 //! the rankers `pgraphrag_retrieval`, the presets and the split ranking `pgraphrag_eval`. The
 //! queue's unit form of the BM25 ranking is [`crate::jobs::RankSpec`].
-use std::path::Path;
-
-use pgraphrag_data::Split;
-use pgraphrag_eval::Recipe;
-use pgraphrag_eval::rank::Candidates;
-use pgraphrag_eval::{RatingScorer, Scorer, TextScorer};
-use pgraphrag_metrics::Meteor;
-use pgraphrag_prompt::pgraphrag::Task;
-
-use crate::{Error, Result};
 
 mod baselines;
 mod bench;
 mod rank;
+mod source;
 
 pub use crate::jobs::StoreProfiles as Profiles;
 pub use baselines::{BaselinesReport, BaselinesSpec};
 pub use bench::{Backend, BenchReport, BenchSpec, ItemSummaries, split_names};
 pub use rank::{RankReport, RankSpec, RankedFile, Ranker};
-
-/// Reads a PGraphRAG split; a repeated user id (where a target could leak) is refused.
-fn load_split(path: &Path) -> Result<Split> {
-    let split = pgraphrag_data::load_split(path).map_err(Error::input(format!(
-        "loading the split {} (pass a PGraphRAG split such as $PGRAPHRAG_DATA/pgraphrag/amazon_dev.json)",
-        path.display()
-    )))?;
-    split.check_unique_ids(path).map_err(Error::invalid)?;
-    Ok(split)
-}
-
-/// The targets and candidates of a store dataset, checked to have been loaded for `recipe`.
-#[cfg(feature = "postgres")]
-fn open_profiles(p: &Profiles, recipe: Recipe) -> Result<(Split, Candidates)> {
-    let (targets, profiles) = pgraphrag_eval::store::open_for_ranking(&p.url, &p.dataset, recipe)
-        .map_err(|e| Error::Library(e as crate::BoxError))?;
-    Ok((targets, Candidates::Store(Box::new(profiles))))
-}
-
-/// Without the `postgres` feature a store dataset is a setting this build cannot run.
-#[cfg(not(feature = "postgres"))]
-fn open_profiles(_: &Profiles, _: Recipe) -> Result<(Split, Candidates)> {
-    Err(Error::Setting(
-        "a store dataset needs pgraphrag built with PostgreSQL support (feature `postgres`)".into(),
-    ))
-}
-
-/// The grid's scorer for `task`: MAE and RMSE for ratings; ROUGE, BLEU and (with WordNet)
-/// METEOR for text and titles.
-fn scorer(task: Task, wordnet: Option<&Path>) -> Result<Box<dyn Scorer>> {
-    Ok(match task {
-        Task::Rating => Box::new(RatingScorer::default()),
-        Task::Text | Task::Title => {
-            let meteor = crate::metrics::load_wordnet(wordnet)?
-                .map(|wn| Meteor::with_wordnet(wn, Default::default()));
-            Box::new(TextScorer::new(meteor))
-        }
-    })
-}

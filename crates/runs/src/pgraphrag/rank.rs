@@ -19,7 +19,8 @@ use pgraphrag_retrieval::sparse::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::{Profiles, load_split, open_profiles};
+use super::source::{load_split, open_profiles};
+use crate::jobs::StoreProfiles as Profiles;
 use crate::{Error, Result};
 
 /// The ranker of a [`RankSpec`].
