@@ -33,6 +33,8 @@ enum LampCommand {
     /// Trivial baselines (no model) on a grid's questions, scored as the grid scores, and the
     /// strongest against the grid's best cell, paired per question.
     Baselines(crate::lamp_baselines_cmd::BaselinesArgs),
+    /// Recompute a grid's table from its predictions files (no model).
+    Rescore(crate::lamp_rescore_cmd::RescoreArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -90,6 +92,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         LampCommand::Prompts(a) => prompts(a),
         LampCommand::Grid(a) => crate::lamp_grid_cmd::run(a),
         LampCommand::Baselines(a) => crate::lamp_baselines_cmd::run(a),
+        LampCommand::Rescore(a) => crate::lamp_rescore_cmd::run(a),
     }
 }
 

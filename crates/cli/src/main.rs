@@ -18,6 +18,7 @@ mod error;
 mod lamp_baselines_cmd;
 mod lamp_cmd;
 mod lamp_grid_cmd;
+mod lamp_rescore_cmd;
 mod metrics_cmd;
 mod multistage_cmd;
 mod multistage_export;

@@ -193,6 +193,40 @@ fn lamp_grids(tmp: &Path, corpus: (&str, &str, PathBuf, Option<&str>), grids: &[
             "{} differs from a recomputation (scripts/run_lamp_baselines.sh remakes it)",
             gz.display()
         );
+        // The grid's own table, from its committed predictions (scripts/run_lamp.sh's flags).
+        let rescored = tmp.join(format!("rescored-{grid}"));
+        let mut args: Vec<std::ffi::OsString> =
+            ["lamp", "rescore", "--task", task].map(os).to_vec();
+        for (flag, file) in [
+            ("--questions", "train_questions.json"),
+            ("--outputs", "train_outputs.json"),
+        ] {
+            args.push(os(flag));
+            args.push(t.join(file).into_os_string());
+        }
+        for a in [
+            "--limit",
+            "300",
+            "--reading",
+            "first-label",
+            "--seeds",
+            seeds,
+        ] {
+            args.push(os(a));
+        }
+        let grid_dir = root.join("docs/results/lamp").join(grid);
+        args.extend([os("--grid"), grid_dir.clone().into_os_string(), os("--out")]);
+        args.push(rescored.clone().into_os_string());
+        let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        pgraphrag(&refs);
+        for f in ["results.md", "results.csv", "results.svg"] {
+            assert!(
+                std::fs::read(rescored.join(f)).unwrap()
+                    == std::fs::read(grid_dir.join(f)).unwrap(),
+                "{} differs from its recomputation from the committed predictions",
+                grid_dir.join(f).display()
+            );
+        }
         let row = std::fs::read_to_string(out.join("comparison.md")).unwrap();
         let row = row.lines().last().unwrap();
         assert!(

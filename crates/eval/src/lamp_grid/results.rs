@@ -154,6 +154,18 @@ impl LampGrid {
         runs: &[LampCellRun],
         golds: &[LampGold],
     ) -> Result<LampTable> {
+        self.table(title, &plan.ids, runs, golds)
+    }
+
+    /// [`LampGrid::results`] from the question ids alone: the table of answers made earlier
+    /// (a grid's committed predictions files), recomputed without building a prompt.
+    pub fn table(
+        &self,
+        title: &str,
+        ids: &[String],
+        runs: &[LampCellRun],
+        golds: &[LampGold],
+    ) -> Result<LampTable> {
         let columns = metric_names(self.task);
         let baseline = self
             .configs
@@ -167,7 +179,7 @@ impl LampGrid {
             .or(self.configs.first())
             .copied()
             .ok_or_else(|| Error::InvalidInput("a LaMP grid without cells".into()))?;
-        let per_cell = self.cell_scores(&plan.ids, runs, golds)?;
+        let per_cell = self.cell_scores(ids, runs, golds)?;
         let base = per_cell
             .iter()
             .find(|c| c.config == baseline)

@@ -4,16 +4,16 @@
 //! best cell, paired per question.
 use std::path::{Path, PathBuf};
 
-use pgraphrag_core::{LampQuestion, LampTask};
+use pgraphrag_core::LampTask;
 use pgraphrag_eval::baselines::{
     AnswerKind, BaselineVsCell, CellRows, lamp_baselines, lamp_example, lamp_golds,
     lamp_validation_golds, run_baselines, strongest_vs_best,
 };
-use pgraphrag_eval::lamp_grid::{AnswerReading, LampCellRun, LampConfig, LampGrid, table3_configs};
+use pgraphrag_eval::lamp_grid::{AnswerReading, LampConfig, LampGrid, table3_configs};
 use pgraphrag_eval::{RunDir, markdown_value};
 use serde::{Deserialize, Serialize};
 
-use super::files::{file_name, read_questions};
+use super::files::{file_name, grid_runs, read_questions};
 use crate::{Error, Result};
 
 /// The trivial baselines of a LaMP grid (`pgraphrag lamp baselines`).
@@ -206,48 +206,6 @@ impl BaselinesSpec {
     }
 }
 
-/// The grid's answers, one run per cell and seed, checked to answer `questions` in order.
-fn grid_runs(
-    dir: &Path,
-    task: LampTask,
-    configs: &[LampConfig],
-    seeds: &[u64],
-    questions: &[LampQuestion],
-) -> Result<Vec<LampCellRun>> {
-    let mut runs = Vec::new();
-    for &config in configs {
-        for &seed in seeds {
-            let path = dir.join(format!("{config}-seed{seed}_outputs.json"));
-            // Answers, not golds: any text (read as the grid reads it), but the task's file.
-            let (name, answers) = pgraphrag_data::lamp::read_outputs(&path).map_err(
-                Error::input(format!("reading the grid's answers {}", path.display())),
-            )?;
-            if name != task.outputs_name() {
-                return Err(Error::invalid(format!(
-                    "{}: the answers of {name:?}, not of {task} ({:?})",
-                    path.display(),
-                    task.outputs_name()
-                )));
-            }
-            let same = answers.len() == questions.len()
-                && answers.iter().zip(questions).all(|(a, q)| a.id == q.id);
-            if !same {
-                return Err(Error::invalid(format!(
-                    "{} answers other questions than the first {} of the questions file (check the limit)",
-                    path.display(),
-                    questions.len()
-                )));
-            }
-            runs.push(LampCellRun {
-                config,
-                seed,
-                outputs: answers.into_iter().map(|a| a.output).collect(),
-            });
-        }
-    }
-    Ok(runs)
-}
-
 /// The first line of `results.md` with a grid: the comparison and what it means.
 fn headline(grid: &str, c: &BaselineVsCell, seeds: &[u64]) -> String {
     let seeds = match seeds {
@@ -285,7 +243,7 @@ fn headline(grid: &str, c: &BaselineVsCell, seeds: &[u64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pgraphrag_core::LampGold;
+    use pgraphrag_core::{LampGold, LampQuestion};
 
     #[test]
     fn grid_answers_must_be_for_the_same_questions() {

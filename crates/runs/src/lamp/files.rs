@@ -4,6 +4,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use pgraphrag_core::{LampQuestion, LampTask};
+use pgraphrag_eval::lamp_grid::{LampCellRun, LampConfig};
 use serde::Deserialize;
 
 use crate::{Error, Result};
@@ -82,4 +83,46 @@ pub(super) fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+/// The grid's answers, one run per cell and seed, checked to answer `questions` in order.
+pub(super) fn grid_runs(
+    dir: &Path,
+    task: LampTask,
+    configs: &[LampConfig],
+    seeds: &[u64],
+    questions: &[LampQuestion],
+) -> Result<Vec<LampCellRun>> {
+    let mut runs = Vec::new();
+    for &config in configs {
+        for &seed in seeds {
+            let path = dir.join(format!("{config}-seed{seed}_outputs.json"));
+            // Answers, not golds: any text (read as the grid reads it), but the task's file.
+            let (name, answers) = pgraphrag_data::lamp::read_outputs(&path).map_err(
+                Error::input(format!("reading the grid's answers {}", path.display())),
+            )?;
+            if name != task.outputs_name() {
+                return Err(Error::invalid(format!(
+                    "{}: the answers of {name:?}, not of {task} ({:?})",
+                    path.display(),
+                    task.outputs_name()
+                )));
+            }
+            let same = answers.len() == questions.len()
+                && answers.iter().zip(questions).all(|(a, q)| a.id == q.id);
+            if !same {
+                return Err(Error::invalid(format!(
+                    "{} answers other questions than the first {} of the questions file (check the limit)",
+                    path.display(),
+                    questions.len()
+                )));
+            }
+            runs.push(LampCellRun {
+                config,
+                seed,
+                outputs: answers.into_iter().map(|a| a.output).collect(),
+            });
+        }
+    }
+    Ok(runs)
 }

@@ -8,9 +8,11 @@
 mod baselines;
 mod files;
 mod grid;
+mod rescore;
 mod summarize;
 
 pub use baselines::{BaselinesReport, BaselinesSpec};
 pub use files::read_summaries;
 pub use grid::{GridReport, GridSpec};
+pub use rescore::RescoreSpec;
 pub use summarize::{SummarizeReport, SummarizeSpec};
