@@ -1,32 +1,8 @@
 //! Flag parsers and flag values shared by the subcommands, for library types that cannot derive
 //! clap's `ValueEnum` (the library crates do not depend on clap): each lists its values, so
 //! `--help` shows them.
-use anyhow::Context;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use pgraphrag_core::Task;
-
-use crate::error::OrUsage;
-
-/// Loads `--split` for ranking, generating or scoring: a file that cannot be read or parsed,
-/// holds a value outside its domain (a rating off 1–5) or repeats a user id (whose held-out
-/// target would leak into the other record's profile) is bad input (exit code 2).
-pub fn load_split(path: &std::path::Path) -> anyhow::Result<pgraphrag_data::Split> {
-    let split = read_split(path)?;
-    split.check_unique_ids(path).or_usage()?;
-    Ok(split)
-}
-
-/// [`load_split`] for a converter that skips repeated user ids itself (`corpus lamp`).
-pub fn read_split(path: &std::path::Path) -> anyhow::Result<pgraphrag_data::Split> {
-    pgraphrag_data::load_split(path)
-        .with_context(|| {
-            format!(
-                "loading the split {} (pass a PGraphRAG split such as $PGRAPHRAG_DATA/pgraphrag/amazon_dev.json)",
-                path.display()
-            )
-        })
-        .or_usage()
-}
 
 /// `--task`: `text`, `title` or `rating` (the notebook's `reviewText`, `reviewTitle` and
 /// `reviewRating` also accepted), parsed into [`Task`].

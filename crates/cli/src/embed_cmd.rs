@@ -2,14 +2,12 @@
 //!
 //! Input: JSON lines `{"id": ..., "text": "..."}` (`id` is any JSON value and is copied through).
 //! Output: JSON lines `{"id": ..., "embedding": [floats]}`, one per input line, in order.
+//! The run is `pgraphrag_runs::embed::EmbedSpec`.
 use std::path::PathBuf;
 
-use pgraphrag_retrieval::dense::{
-    BertEncoder, EncoderOptions, Pooling, encode_corpus, l2_normalize,
-};
+use pgraphrag_runs::embed::EmbedSpec;
 
 use crate::args::{BackendArg, PoolingArg};
-use crate::error::OrUsage;
 use crate::progress::Bar;
 
 /// Arguments of `pgraphrag embed`.
@@ -61,59 +59,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         inputs.push(("--cache", c));
     }
     crate::output::file("--out", &args.out, &inputs)?;
-    let pooling: Pooling = args.pooling.into();
-    let backend = args.backend.into();
-    let (ids, texts): (Vec<_>, Vec<_>) = pgraphrag_data::jsonl::read_texts(&args.texts)
-        .or_usage()?
-        .into_iter()
-        .map(|t| (t.id, t.text))
-        .unzip();
-    if texts.is_empty() {
-        return Err(crate::error::usage(format!(
-            "--texts {}: no texts (the file is empty or holds only blank lines); nothing to embed",
-            args.texts.display()
-        )));
-    }
-    let encoder = BertEncoder::load_with(
-        &args.model,
-        EncoderOptions {
-            pooling,
-            normalize: args.normalize,
-            batch_size: args.batch,
-            max_length: args.max_length,
-            backend,
-            precision: args.precision,
-            ..Default::default()
-        },
-    )?;
-    let cache = match &args.cache {
-        Some(p) => Some(crate::artifacts::embedding_cache(p, "--cache")?),
-        None => None,
+    let spec = EmbedSpec {
+        model: args.model.clone(),
+        texts: args.texts.clone(),
+        out: args.out.clone(),
+        normalize: args.normalize,
+        batch: args.batch,
+        pooling: args.pooling.into(),
+        backend: args.backend.into(),
+        max_length: args.max_length,
+        precision: args.precision,
+        cache: args.cache.clone(),
     };
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let emb = encode_corpus(
-        &encoder,
-        cache.as_ref(),
-        &refs,
-        pooling,
-        &Bar::new(args.quiet),
-    )?;
-    crate::output::write_with(&args.out, |w| {
-        for (i, id) in ids.into_iter().enumerate() {
-            let mut row = emb.row(i).to_vec();
-            if args.normalize {
-                l2_normalize(&mut row);
-            }
-            let line = serde_json::json!({ "id": id, "embedding": row });
-            writeln!(w, "{line}")?;
-        }
-        Ok(())
-    })?;
+    let r = spec.run(&Bar::new(args.quiet))?;
     if !args.quiet {
         eprintln!(
             "{} embeddings of dimension {} -> {}",
-            emb.rows(),
-            emb.dim(),
+            r.rows,
+            r.dim,
             args.out.display()
         );
     }

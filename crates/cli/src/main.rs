@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod args;
-mod artifacts;
 mod baselines_cmd;
 mod bench_args;
 mod bench_cmd;

@@ -179,7 +179,7 @@ fn load(a: LoadArgs) -> anyhow::Result<()> {
     }
     let t0 = Instant::now();
     let split = match &a.split {
-        Some(p) => crate::args::load_split(p)?,
+        Some(p) => pgraphrag_runs::pgraphrag::load_split(p)?,
         None => Split::default(),
     };
     let t_read = t0.elapsed();
@@ -231,7 +231,7 @@ fn bench(a: BenchArgs) -> anyhow::Result<()> {
     let recipe = recipe_of(a.clean);
     let policy = recipe.id_policy();
     let t0 = Instant::now();
-    let split = crate::args::load_split(&a.split)?;
+    let split = pgraphrag_runs::pgraphrag::load_split(&a.split)?;
     let graph = recipe.graph(&split);
     let t_graph = t0.elapsed().as_secs_f64();
     let (targets, store) = open_for_ranking(&a.url, &dataset, recipe)?;

@@ -290,7 +290,9 @@ fn submit_rank(a: SubmitRankArgs) -> anyhow::Result<()> {
     let (mut spec, available, what) = match (&a.split, &a.profiles, &a.dataset) {
         (Some(split), _, _) => {
             let split_path = absolute(split)?;
-            let n = crate::args::load_split(&split_path)?.users.len();
+            let n = pgraphrag_runs::pgraphrag::load_split(&split_path)?
+                .users
+                .len();
             let what = split.display().to_string();
             (RankSpec::new(&split_path, a.task, n), n, what)
         }

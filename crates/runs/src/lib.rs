@@ -9,6 +9,7 @@
 //! - [`multistage`]: the multistage writing grid (Table 2) and its training data.
 //! - [`corpus`]: real corpora converted, and the LaMP tasks and multistage examples built from
 //!   them.
+//! - [`embed`]: texts encoded with a BERT encoder.
 //! - [`jobs`]: offline jobs split into units for work queues (ranking, embedding, summarising
 //!   and PGraphRAG's generation grid, each over a range of users or texts), each unit committed
 //!   through a [`jobs::ResultSink`] before it is acknowledged; `pgraphrag queue` and
@@ -38,6 +39,7 @@
 
 mod budget;
 pub mod corpus;
+pub mod embed;
 mod error;
 pub mod jobs;
 pub mod kragrec;

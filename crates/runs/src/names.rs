@@ -191,3 +191,13 @@ impl Named for pgraphrag_retrieval::dense::EncoderBackend {
         }
     }
 }
+
+impl Named for pgraphrag_retrieval::dense::Pooling {
+    fn to_name(&self) -> String {
+        self.name().into()
+    }
+    fn from_name(s: &str) -> Result<Self, String> {
+        s.parse()
+            .map_err(|e: pgraphrag_retrieval::Error| e.to_string())
+    }
+}

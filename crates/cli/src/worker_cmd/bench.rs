@@ -50,7 +50,9 @@ pub(super) fn submit(a: SubmitBenchArgs) -> anyhow::Result<()> {
     }
     let bench = bench_args::grid(b)?;
     let split_path = absolute(&b.split)?;
-    let available = crate::args::load_split(&split_path)?.users.len();
+    let available = pgraphrag_runs::pgraphrag::load_split(&split_path)?
+        .users
+        .len();
     let users = b.limit.map_or(available, |n| n.min(available));
     if users == 0 {
         return Err(usage(format!("{}: no users to run", b.split.display())));

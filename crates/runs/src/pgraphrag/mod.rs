@@ -14,3 +14,4 @@ pub use crate::jobs::StoreProfiles as Profiles;
 pub use baselines::{BaselinesReport, BaselinesSpec};
 pub use bench::{Backend, BenchReport, BenchSpec, ItemSummaries, split_names};
 pub use rank::{RankReport, RankSpec, RankedFile, Ranker};
+pub use source::load_split;

@@ -12,8 +12,15 @@ use pgraphrag_prompt::pgraphrag::Task;
 use crate::jobs::StoreProfiles as Profiles;
 use crate::{Error, Result};
 
-/// Reads a PGraphRAG split; a repeated user id (where a target could leak) is refused.
-pub(super) fn load_split(path: &Path) -> Result<Split> {
+/// Reads a PGraphRAG split; a file that cannot be read or parsed, a value outside its domain
+/// (a rating off 1–5) or a repeated user id (whose held-out target would leak into the other
+/// record's profile) is the caller's input at fault.
+///
+/// ```
+/// let e = pgraphrag_runs::pgraphrag::load_split("no/such/amazon_dev.json".as_ref()).unwrap_err();
+/// assert!(e.is_bad_input());
+/// ```
+pub fn load_split(path: &Path) -> Result<Split> {
     let split = pgraphrag_data::load_split(path).map_err(Error::input(format!(
         "loading the split {} (pass a PGraphRAG split such as $PGRAPHRAG_DATA/pgraphrag/amazon_dev.json)",
         path.display()
