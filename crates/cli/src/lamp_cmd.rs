@@ -2,20 +2,16 @@
 //! to `LaMP/prompts/prompts.py` (BM25 over `str.split()`, rank_bm25's tie order, the token
 //! budget and its 0.6-factor retries), optionally with user summaries (summary-augmented LaMP).
 //!
-//! The recipe is `pgraphrag_eval::lamp`; this module reads the files, runs it and writes one
-//! JSON line per question: `{"task", "id", "k", "max_length", "query", "ranked_ids",
+//! The run is `pgraphrag_runs::lamp::PromptsSpec` (the recipe: `pgraphrag_eval::lamp`), which
+//! writes one JSON line per question: `{"task", "id", "k", "max_length", "query", "ranked_ids",
 //! "prompt"}`. The summary on stdout counts the prompts and the inputs returned unchanged, by
 //! reason. See `docs/lamp.md`.
 use std::path::PathBuf;
 
 use pgraphrag_core::LampTask;
-use pgraphrag_eval::lamp::{LampRecipe, lamp_prompts};
-use pgraphrag_prompt::lamp::HfTokenizer;
-use serde::Serialize;
+use pgraphrag_runs::lamp::PromptsSpec;
 
 use crate::common::lamp::PlacementArg;
-use crate::error::{OrUsage, usage};
-use pgraphrag_runs::lamp::read_summaries;
 
 /// Arguments of `pgraphrag lamp`.
 #[derive(clap::Args, Debug)]
@@ -74,18 +70,6 @@ struct PromptsArgs {
     out: PathBuf,
 }
 
-/// One output line.
-#[derive(Serialize)]
-struct Line<'a> {
-    task: &'a str,
-    id: &'a str,
-    k: usize,
-    max_length: i64,
-    query: Option<&'a str>,
-    ranked_ids: &'a [String],
-    prompt: &'a str,
-}
-
 /// Runs `pgraphrag lamp ...`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
@@ -105,43 +89,19 @@ fn prompts(a: PromptsArgs) -> anyhow::Result<()> {
         inputs.push(("--summaries", p));
     }
     crate::output::file("--out", &a.out, &inputs)?;
-    if a.k == 0 && a.summaries.is_none() {
-        return Err(usage(
-            "--k 0 without --summaries gives every input unchanged (LaMP divides by zero items)",
-        ));
-    }
-    let questions = pgraphrag_data::lamp::read_questions_for(&a.questions, a.task).or_usage()?;
-    if questions.is_empty() {
-        return Err(usage(format!(
-            "{}: no questions (an empty list); there are no prompts to build",
-            a.questions.display()
-        )));
-    }
-    let summaries = a.summaries.as_deref().map(read_summaries).transpose()?;
-    let tok = HfTokenizer::from_file(&a.tokenizer)
-        .or_usage()?
-        .with_clean_up_tokenization_spaces(!a.no_clean_up_tokenization_spaces);
-    let mut recipe = LampRecipe::new(a.task, a.k, a.max_length);
-    recipe.summary_placement = a.summary_placement.into();
-    recipe.summary_scope = a.summary_scope;
-    let (records, stats) = lamp_prompts(&questions, &recipe, &tok, summaries.as_ref());
-    let task = a.task.as_str();
-    crate::output::write_with(&a.out, |w| {
-        for r in &records {
-            let line = Line {
-                task,
-                id: &r.id,
-                k: a.k,
-                max_length: a.max_length,
-                query: r.query.as_deref(),
-                ranked_ids: &r.ranked_ids,
-                prompt: &r.prompt,
-            };
-            serde_json::to_writer(&mut *w, &line)?;
-            w.write_all(b"\n")?;
-        }
-        Ok(())
-    })?;
+    let spec = PromptsSpec {
+        questions: a.questions.clone(),
+        task: a.task,
+        tokenizer: a.tokenizer.clone(),
+        clean_up_tokenization_spaces: !a.no_clean_up_tokenization_spaces,
+        k: a.k,
+        max_length: a.max_length,
+        summaries: a.summaries.clone(),
+        summary_placement: a.summary_placement.into(),
+        summary_scope: a.summary_scope,
+        out: a.out.clone(),
+    };
+    let stats = spec.run()?;
     println!(
         "{} questions, {} prompts built ({} after a smaller budget factor, {} with a summary), {} inputs returned unchanged: {} empty profile, {} every BM25 document empty, {} no query, {} missing field, {} no prompt fits max_length -> {}",
         stats.questions,

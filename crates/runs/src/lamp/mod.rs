@@ -8,11 +8,13 @@
 mod baselines;
 mod files;
 mod grid;
+mod prompts;
 mod rescore;
 mod summarize;
 
 pub use baselines::{BaselinesReport, BaselinesSpec};
 pub use files::read_summaries;
 pub use grid::{GridReport, GridSpec};
+pub use prompts::PromptsSpec;
 pub use rescore::RescoreSpec;
 pub use summarize::{SummarizeReport, SummarizeSpec};
