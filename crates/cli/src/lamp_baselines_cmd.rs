@@ -10,25 +10,15 @@
 //! Markdown table, for a README that lists several grids).
 use std::path::PathBuf;
 
-use pgraphrag_core::LampTask;
-use pgraphrag_eval::lamp_grid::LampConfig;
 use pgraphrag_runs::lamp::{BaselinesReport, BaselinesSpec};
 
 use crate::common::lamp::ReadingArg;
-use crate::error::OrUsage;
 
 /// Arguments of `pgraphrag lamp baselines`.
 #[derive(clap::Args, Debug)]
 pub struct BaselinesArgs {
-    /// The grid's LaMP questions file (`corpus lamp`'s `train_questions.json`).
-    #[arg(long)]
-    questions: PathBuf,
-    /// Its outputs file (the golds).
-    #[arg(long)]
-    outputs: PathBuf,
-    /// The task: LaMP-3, 4, 5, 6 or 7.
-    #[arg(long, value_parser = crate::args::lamp_task)]
-    task: LampTask,
+    #[command(flatten)]
+    rows: crate::common::lamp::RowsArgs,
     /// Only the first N questions, as `pgraphrag lamp grid --limit N`.
     #[arg(long, value_parser = crate::args::at_least_one)]
     limit: Option<usize>,
@@ -62,20 +52,11 @@ pub struct BaselinesArgs {
 
 /// Runs `pgraphrag lamp baselines`.
 pub fn run(a: BaselinesArgs) -> anyhow::Result<()> {
-    let configs = match &a.configs {
-        None => None,
-        Some(names) => Some(
-            names
-                .iter()
-                .map(|n| n.parse::<LampConfig>())
-                .collect::<Result<Vec<_>, _>>()
-                .or_usage()?,
-        ),
-    };
+    let configs = crate::common::lamp::configs(a.configs.as_deref())?;
     if let Some(out) = &a.out {
         let mut inputs = vec![
-            ("--questions", a.questions.as_path()),
-            ("--outputs", &a.outputs),
+            ("--questions", a.rows.questions.as_path()),
+            ("--outputs", &a.rows.outputs),
             ("--validation-questions", &a.validation_questions),
             ("--validation-outputs", &a.validation_outputs),
         ];
@@ -85,9 +66,9 @@ pub fn run(a: BaselinesArgs) -> anyhow::Result<()> {
         crate::output::folder("--out", out, &BaselinesReport::FILES, &inputs)?;
     }
     let spec = BaselinesSpec {
-        questions: a.questions,
-        outputs: a.outputs,
-        task: a.task,
+        questions: a.rows.questions,
+        outputs: a.rows.outputs,
+        task: a.rows.task,
         limit: a.limit,
         validation_questions: a.validation_questions,
         validation_outputs: a.validation_outputs,

@@ -6,26 +6,16 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use pgraphrag_core::LampTask;
-use pgraphrag_eval::lamp_grid::LampConfig;
 use pgraphrag_runs::lamp::GridSpec;
 
 use crate::common::lamp::{PlacementArg, ReadingArg};
-use crate::error::OrUsage;
 use crate::progress::Bar;
 
 /// Arguments of `pgraphrag lamp grid`.
 #[derive(clap::Args, Debug)]
 pub struct GridArgs {
-    /// A LaMP questions file.
-    #[arg(long)]
-    questions: PathBuf,
-    /// Its outputs file (`{"task", "golds": [{id, output}]}`).
-    #[arg(long)]
-    outputs: PathBuf,
-    /// The task: LaMP-1 … LaMP-7 or LaMP-2-old.
-    #[arg(long, value_parser = crate::args::lamp_task)]
-    task: LampTask,
+    #[command(flatten)]
+    rows: crate::common::lamp::RowsArgs,
     /// The local GGUF model answering the prompts.
     #[arg(long)]
     model: PathBuf,
@@ -81,20 +71,11 @@ pub struct GridArgs {
 /// Runs `pgraphrag lamp grid`.
 pub fn run(a: GridArgs) -> anyhow::Result<()> {
     let t0 = Instant::now();
-    let configs = match &a.configs {
-        None => None,
-        Some(names) => Some(
-            names
-                .iter()
-                .map(|n| n.parse::<LampConfig>())
-                .collect::<Result<Vec<_>, _>>()
-                .or_usage()?,
-        ),
-    };
+    let configs = crate::common::lamp::configs(a.configs.as_deref())?;
     let spec = GridSpec {
-        questions: a.questions.clone(),
-        outputs: a.outputs.clone(),
-        task: a.task,
+        questions: a.rows.questions.clone(),
+        outputs: a.rows.outputs.clone(),
+        task: a.rows.task,
         model: a.model.clone(),
         tokenizer: a.tokenizer.clone(),
         summaries: a.summaries.clone(),
@@ -129,8 +110,8 @@ pub fn run(a: GridArgs) -> anyhow::Result<()> {
 /// seed's outputs file) would be an input, a link or not a regular file.
 fn check_outputs(a: &GridArgs, spec: &GridSpec) -> anyhow::Result<()> {
     let mut inputs = vec![
-        ("--questions", a.questions.as_path()),
-        ("--outputs", &a.outputs),
+        ("--questions", a.rows.questions.as_path()),
+        ("--outputs", &a.rows.outputs),
         ("--model", &a.model),
         ("--cache", &a.cache),
     ];

@@ -3,26 +3,16 @@
 //! recomputes every committed grid of `docs/results/lamp/` this way.
 use std::path::PathBuf;
 
-use pgraphrag_core::LampTask;
 use pgraphrag_eval::RunDir;
-use pgraphrag_eval::lamp_grid::LampConfig;
 use pgraphrag_runs::lamp::RescoreSpec;
 
 use crate::common::lamp::ReadingArg;
-use crate::error::OrUsage;
 
 /// Arguments of `pgraphrag lamp rescore`.
 #[derive(clap::Args, Debug)]
 pub struct RescoreArgs {
-    /// The grid's LaMP questions file.
-    #[arg(long)]
-    questions: PathBuf,
-    /// Its outputs file (the golds).
-    #[arg(long)]
-    outputs: PathBuf,
-    /// The task: LaMP-1 … LaMP-7 or LaMP-2-old.
-    #[arg(long, value_parser = crate::args::lamp_task)]
-    task: LampTask,
+    #[command(flatten)]
+    rows: crate::common::lamp::RowsArgs,
     /// The grid's --limit.
     #[arg(long, value_parser = crate::args::at_least_one)]
     limit: Option<usize>,
@@ -45,26 +35,17 @@ pub struct RescoreArgs {
 
 /// Runs `pgraphrag lamp rescore`.
 pub fn run(a: RescoreArgs) -> anyhow::Result<()> {
-    let configs = match &a.configs {
-        None => None,
-        Some(names) => Some(
-            names
-                .iter()
-                .map(|n| n.parse::<LampConfig>())
-                .collect::<Result<Vec<_>, _>>()
-                .or_usage()?,
-        ),
-    };
+    let configs = crate::common::lamp::configs(a.configs.as_deref())?;
     let inputs = [
-        ("--questions", a.questions.as_path()),
-        ("--outputs", &a.outputs),
+        ("--questions", a.rows.questions.as_path()),
+        ("--outputs", &a.rows.outputs),
         ("--grid", &a.grid),
     ];
     crate::output::folder("--out", &a.out, &RunDir::RESULTS, &inputs)?;
     let spec = RescoreSpec {
-        questions: a.questions,
-        outputs: a.outputs,
-        task: a.task,
+        questions: a.rows.questions,
+        outputs: a.rows.outputs,
+        task: a.rows.task,
         limit: a.limit,
         reading: a.reading.into(),
         configs,

@@ -153,32 +153,39 @@ fn lamp_grids(tmp: &Path, corpus: (&str, &str, PathBuf, Option<&str>), grids: &[
     for (grid, seeds) in grids {
         let out = tmp.join(format!("out-{grid}"));
         let grid_dir = root.join("docs/results/lamp").join(grid);
-        let mut args: Vec<std::ffi::OsString> =
-            ["lamp", "baselines", "--task", task].map(os).to_vec();
-        for (flag, file) in [
+        // A `lamp` subcommand on the grid's rows: scripts/run_lamp_baselines.sh's USERS and
+        // reading (scripts/run_lamp.sh's), the grid's folder and seeds.
+        let lamp = |command: &str, files: &[(&str, &str)], out: &Path| {
+            let mut args: Vec<std::ffi::OsString> =
+                ["lamp", command, "--task", task].map(os).to_vec();
+            for (flag, file) in files {
+                args.push(os(flag));
+                args.push(t.join(file).into_os_string());
+            }
+            for a in [
+                "--limit",
+                "300",
+                "--reading",
+                "first-label",
+                "--seeds",
+                seeds,
+            ] {
+                args.push(os(a));
+            }
+            args.extend([os("--grid"), grid_dir.clone().into_os_string(), os("--out")]);
+            args.push(out.as_os_str().to_owned());
+            let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+            pgraphrag(&refs);
+        };
+        let rows = [
             ("--questions", "train_questions.json"),
             ("--outputs", "train_outputs.json"),
+        ];
+        let validation = [
             ("--validation-questions", "dev_questions.json"),
             ("--validation-outputs", "dev_outputs.json"),
-        ] {
-            args.push(os(flag));
-            args.push(t.join(file).into_os_string());
-        }
-        // scripts/run_lamp_baselines.sh's USERS and reading (scripts/run_lamp.sh's).
-        for a in [
-            "--limit",
-            "300",
-            "--reading",
-            "first-label",
-            "--seeds",
-            seeds,
-        ] {
-            args.push(os(a));
-        }
-        args.extend([os("--grid"), grid_dir.into_os_string(), os("--out")]);
-        args.push(out.clone().into_os_string());
-        let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
-        pgraphrag(&refs);
+        ];
+        lamp("baselines", &[&rows[..], &validation[..]].concat(), &out);
         let theirs = committed.join(grid);
         for f in ["results.md", "results.csv"] {
             assert!(
@@ -195,30 +202,7 @@ fn lamp_grids(tmp: &Path, corpus: (&str, &str, PathBuf, Option<&str>), grids: &[
         );
         // The grid's own table, from its committed predictions (scripts/run_lamp.sh's flags).
         let rescored = tmp.join(format!("rescored-{grid}"));
-        let mut args: Vec<std::ffi::OsString> =
-            ["lamp", "rescore", "--task", task].map(os).to_vec();
-        for (flag, file) in [
-            ("--questions", "train_questions.json"),
-            ("--outputs", "train_outputs.json"),
-        ] {
-            args.push(os(flag));
-            args.push(t.join(file).into_os_string());
-        }
-        for a in [
-            "--limit",
-            "300",
-            "--reading",
-            "first-label",
-            "--seeds",
-            seeds,
-        ] {
-            args.push(os(a));
-        }
-        let grid_dir = root.join("docs/results/lamp").join(grid);
-        args.extend([os("--grid"), grid_dir.clone().into_os_string(), os("--out")]);
-        args.push(rescored.clone().into_os_string());
-        let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
-        pgraphrag(&refs);
+        lamp("rescore", &rows, &rescored);
         for f in ["results.md", "results.csv", "results.svg"] {
             assert!(
                 std::fs::read(rescored.join(f)).unwrap()
