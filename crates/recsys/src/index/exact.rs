@@ -3,7 +3,7 @@ use pgraphrag_core::{TieOrder, top_k};
 use pgraphrag_graph::kg::EntityId;
 
 use super::scan::{Distinct, scan, widen};
-use super::{HopVectors, Subgraph, SubgraphHit, SubgraphIndex, normalize};
+use super::vectors::{HopVectors, Subgraph, SubgraphHit, SubgraphIndex, normalize};
 use crate::{Error, Result};
 
 /// The exact [`SubgraphIndex`]: scores every entity of the hop (a dot product with the

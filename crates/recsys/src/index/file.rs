@@ -5,7 +5,8 @@ use std::path::Path;
 
 use pgraphrag_graph::kg::KnowledgeGraph;
 
-use super::{Aggregation, Fnv, HopVectors, kg_fingerprint};
+use super::Aggregation;
+use super::vectors::{Fnv, HopVectors, kg_fingerprint};
 use crate::{Error, Result};
 
 /// The index file's magic bytes.

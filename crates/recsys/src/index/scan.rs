@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use pgraphrag_core::simd::CpuFeatures;
 use rayon::prelude::*;
 
-use super::Fnv;
+use super::vectors::Fnv;
 
 /// Accumulator lanes of [`dot`]: element `i` of a vector goes to lane `i mod LANES`.
 const LANES: usize = 8;
