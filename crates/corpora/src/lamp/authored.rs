@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use pgraphrag_core::{LampGold, LampProfileItem, LampQuestion, LampTask};
 use pgraphrag_text::py::Random;
 
-use super::{BuildOptions, LampBuild, SplitName, split_users};
+use super::build::{BuildOptions, LampBuild, SplitName, split_users};
 use crate::{AuthoredDoc, Error, Report, Result, Skip, ymd};
 
 /// One candidate document of a time-ordered build.

@@ -6,7 +6,7 @@ use pgraphrag_core::{LampGold, LampProfileItem, LampQuestion, LampTask, RATING_S
 use pgraphrag_data::{AtomicFile, Split};
 
 use super::authored::{Timed, build_timed};
-use super::{BuildOptions, LampBuild, assemble};
+use super::build::{BuildOptions, LampBuild, assemble};
 use crate::{Error, Report, Result, Skip};
 
 /// A rating that is an integer from 1 to 5, as its string.

@@ -1,7 +1,7 @@
 //! Counts of a multistage build: per part, and as a row of the paper's Table 1.
 use std::collections::BTreeSet;
 
-use super::{Example, MultistageBuild};
+use super::examples::{Example, MultistageBuild};
 use crate::lamp::SplitName;
 
 /// The header of [`MultistageBuild::table1_row`]'s rows: the columns of the paper's Table 1
