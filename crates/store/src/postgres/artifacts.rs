@@ -6,7 +6,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use ::postgres::Client;
 
-use super::{Error, Result, config, connect_config, query_err, redact, schema};
+use super::schema;
+use super::store::{Error, Result, config, connect_config, query_err, redact};
 
 /// What an artifact store keeps in PostgreSQL: its kind (also its row in
 /// `public.pgraphrag_schema`), table and schema version. Each store owns its DDL, as with

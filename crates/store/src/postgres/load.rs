@@ -11,7 +11,7 @@ use pgraphrag_graph::{Duplicates, GraphOptions, ItemId, UserItemGraph};
 use serde_json::Value;
 
 use super::schema::{self, Layout, dataset_schema, validate_dataset_name};
-use super::{Error, PgStore, Result, query_err, redact};
+use super::store::{Error, PgStore, Result, query_err, redact};
 
 /// How to load a dataset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use pgraphrag_graph::{
 };
 
 use super::schema::{self, DatasetInfo, dataset_schema};
-use super::{Error, Result, config, connect_config, driver_message, query_err};
+use super::store::{Error, Result, config, connect_config, driver_message, query_err};
 
 const COLUMNS: &str = "user_id, slot, doc_id, item, item_is_int, title, body, rating, time";
 

@@ -2,7 +2,9 @@
 
 use ::postgres::Client;
 
-use super::{Error, PgStore, Result, connect_config, driver_message, query_err, redact};
+use super::store::{
+    Error, PgStore, Result, config, connect_config, driver_message, query_err, redact,
+};
 
 /// The schema version this build reads and writes (`public.pgraphrag_schema`, component
 /// `profiles`).
@@ -563,4 +565,42 @@ pub fn first_unanswering(client: &mut Client, probes: &[(String, String)]) -> Op
             driver_message(&e)
         ))
     })
+}
+
+/// The store's schema-level calls: connecting (which creates or checks the schema), the
+/// layout, the datasets.
+impl PgStore {
+    /// Connects to `url` and creates or checks `public.pgraphrag_schema`.
+    ///
+    /// ```no_run
+    /// let mut store = pgraphrag_store::postgres::PgStore::connect("postgres://postgres@127.0.0.1:55432/pgraphrag").unwrap();
+    /// println!("{:?}", store.layout().unwrap());
+    /// ```
+    pub fn connect(url: &str) -> Result<Self> {
+        let config = config(url)?;
+        let mut client = connect_config(&config, url)?;
+        ensure_version(&mut client, url)?;
+        Ok(PgStore {
+            client,
+            url: url.to_string(),
+            config,
+        })
+    }
+
+    /// Where partitions go: local tables, or foreign tables on the shard servers registered
+    /// on this coordinator.
+    pub fn layout(&mut self) -> Result<Layout> {
+        layout(&mut self.client)
+    }
+
+    /// The datasets loaded into this database, by name.
+    pub fn datasets(&mut self) -> Result<Vec<DatasetInfo>> {
+        datasets(&mut self.client)
+    }
+
+    /// Drops a dataset (its schema here and its partitions on the shards). Dropping a dataset
+    /// that does not exist does nothing.
+    pub fn drop_dataset(&mut self, dataset: &str) -> Result<()> {
+        drop_dataset(self, dataset)
+    }
 }

@@ -1,7 +1,7 @@
 //! What a queue holds: units waiting, in flight, given up.
 use serde::{Deserialize, Serialize};
 
-use super::{Result, WorkQueue};
+use super::stream::{Result, WorkQueue};
 
 /// Where a dead letter came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

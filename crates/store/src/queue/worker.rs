@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use async_nats::jetstream::consumer::PullConsumer;
 
-use super::{BoxError, Error, Result, WorkQueue};
+use super::stream::{BoxError, Error, Result, WorkQueue};
 
 /// A unit as a handler sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
