@@ -1,6 +1,6 @@
 //! The ranked entries as one string (paper l.90): "we concatenate ranked entries into a string
 //! and truncate it to 2,500 characters".
-use super::SNIPPET_MIN_CHARS;
+use super::doc::SNIPPET_MIN_CHARS;
 use super::ranking::PastEntry;
 
 /// The paper's length of the ranked-entries string (l.90).

@@ -41,6 +41,7 @@
 
 mod author;
 mod context;
+mod doc;
 mod entries;
 mod generation;
 mod ranking;
@@ -53,10 +54,9 @@ mod synthesis_label;
 mod training;
 mod words;
 
-use serde::{Deserialize, Serialize};
-
 pub use author::{AuthorDoc, AuthorPair, AuthorPairs, author_pairs};
 pub use context::{FirstKCharacters, ImmediateContext, PAPER_K};
+pub use doc::{PastDoc, SNIPPET_MIN_CHARS};
 pub use entries::{ContextCut, LastEntry, PAPER_MAX_CHARS, RankedContext};
 pub use generation::{
     AUTHOR_INSTRUCTION, GENERATION_INSTRUCTION, InputFormat, PaperFormat, SECTION_SEPARATOR,
@@ -87,37 +87,6 @@ pub use training::{
     write_jsonl_to,
 };
 pub use words::{Idf, IdfFormula, IdfScope, PAPER_MIN_IDF, ResolvedFilter, WordFilter, words};
-
-/// The paper's minimum snippet length in characters (l.72): sentences are appended until a
-/// snippet has at least this many characters or the document ends. The same constant as
-/// `pgraphrag_retrieval::dense::SNIPPET_MIN_CHARS` (re-exported from there with the `dense`
-/// feature).
-#[cfg(feature = "dense")]
-pub use pgraphrag_retrieval::dense::SNIPPET_MIN_CHARS;
-/// The paper's minimum snippet length in characters (l.72): sentences are appended until a
-/// snippet has at least this many characters or the document ends (the value of
-/// `pgraphrag_retrieval::dense::SNIPPET_MIN_CHARS`, which needs the `dense` feature).
-#[cfg(not(feature = "dense"))]
-pub const SNIPPET_MIN_CHARS: usize = 250;
-
-/// One of the author's past documents `d_i ∈ D_t`: an id, a time (unix seconds; only its order
-/// matters, for [`RecentDoc`] and for ties) and its text (title and body as the corpus builder
-/// wrote them). Serialises as `{"doc_id", "time", "text"}`, the builder's `context` entries.
-///
-/// ```
-/// let d: pgraphrag_stages::multistage::PastDoc =
-///     serde_json::from_str(r#"{"doc_id":"m/1","time":1030015585,"text":"Hi all"}"#).unwrap();
-/// assert_eq!((d.doc_id.as_str(), d.time), ("m/1", 1030015585));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct PastDoc {
-    /// The document's id.
-    pub doc_id: String,
-    /// When it was written (unix seconds).
-    pub time: i64,
-    /// Its text.
-    pub text: String,
-}
 
 impl PastDoc {
     /// A past document.

@@ -5,7 +5,7 @@ use pgraphrag_core::{Retriever, Scored, TieOrder};
 use pgraphrag_retrieval::dense::SnippetRanker;
 use pgraphrag_retrieval::{Bm25Builder, Bm25Retriever};
 
-use super::PastDoc;
+use super::doc::PastDoc;
 use super::entries::{ContextCut, RankedContext};
 use super::recent::recency_order;
 use crate::{Error, Result};

@@ -1,6 +1,6 @@
 //! `RecentDoc` (paper l.200): the recency baseline, and the recency order every ranker hands
 //! its retriever.
-use super::PastDoc;
+use super::doc::PastDoc;
 use super::entries::{ContextCut, RankedContext};
 use super::ranking::{ContextRanker, PastEntry, whole};
 use crate::Result;

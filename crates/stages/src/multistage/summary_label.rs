@@ -2,7 +2,7 @@
 //! the ranked entries most similar to the gold document's snippets, joined.
 use pgraphrag_core::Retriever;
 
-use super::SNIPPET_MIN_CHARS;
+use super::doc::SNIPPET_MIN_CHARS;
 use crate::{Error, Result};
 
 /// Similarity of one snippet to each of a list of candidate snippets (higher is more similar).

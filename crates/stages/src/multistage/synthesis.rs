@@ -2,7 +2,7 @@
 //! context-independent keywords (l.118) and the context-dependent synthesis zero-shot (l.120).
 use std::collections::HashMap;
 
-use super::PastDoc;
+use super::doc::PastDoc;
 use super::summary::{ContextMode, LlmContextStage};
 use super::words::{WordFilter, words};
 use crate::{Error, Result, Summarizer};

@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 
 use pgraphrag_metrics::wordnet::WordNet;
 
-use super::PastDoc;
+use super::doc::PastDoc;
 use super::synthesis::join_words;
 use super::words::{WordFilter, words};
 use crate::{Error, Result};
