@@ -11,10 +11,8 @@ use pgraphrag_stages::multistage::{
 use serde::Serialize;
 
 use super::plan::{BestChoice, MultistageGrid};
-use super::{
-    Cell, CellKind, Prepared, RankerName, SectionInputs, document_start, prepend_start,
-    stage_error, summary_name,
-};
+use super::start::{document_start, prepend_start, stage_error};
+use super::{Cell, CellKind, Prepared, RankerName, SectionInputs, summary_name};
 use crate::{CachedGenerator, Error, Result};
 
 /// The zero-shot LLM stages the summary and synthesis cells need (each an

@@ -14,7 +14,8 @@ use pgraphrag_stages::multistage::{
 };
 use serde::Serialize;
 
-use super::{RankerName, stage_error};
+use super::RankerName;
+use super::start::stage_error;
 use crate::{Error, Result};
 
 /// An example's past documents `D_t` (its `context`, oldest first) as the stages take them.
