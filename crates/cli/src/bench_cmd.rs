@@ -71,8 +71,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         limit: args.limit,
         skip: args.skip,
         backend: match &args.export_prompts {
-            // The prompts need no model.
-            Some(_) => Backend::gguf(args.model.clone().unwrap_or_default()),
+            // The prompts need no model: the one named is recorded, never loaded.
+            Some(_) => Backend::gguf(model_path(&args)),
             None => backend(&args)?,
         },
         model_name: args.model_name.clone(),

@@ -56,3 +56,8 @@ pub use budget::summary_budget;
 pub use error::{BoxError, Error, Result, is_bad_input};
 pub use location::describe_location;
 pub use training::TrainSettings;
+
+/// The README's example, run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
