@@ -4,19 +4,8 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The SQLite generation cache failed.
-    #[error(
-        "generation cache {path} failed (delete the file to start afresh, or check permissions and free disk space)"
-    )]
-    Cache {
-        /// The cache file.
-        path: PathBuf,
-        /// The SQLite error.
-        #[source]
-        source: rusqlite::Error,
-    },
-    /// A store file could not be opened (not SQLite, another kind of store, another schema
-    /// version, or no permission).
+    /// A store failed: opening it (not SQLite, another kind of store, another schema
+    /// version, or no permission) or a statement on it (the generation cache's reads and writes).
     #[error(transparent)]
     Store(Box<pgraphrag_store::Error>),
     /// An output path was refused before anything was written (a link, a FIFO, a device, a
@@ -111,6 +100,26 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl From<pgraphrag_store::Error> for Error {
     fn from(e: pgraphrag_store::Error) -> Self {
         Error::Store(Box::new(e))
+    }
+}
+
+impl Error {
+    /// A [`pgraphrag_store::CachedError`] of a grid's generator: the generator's failure as
+    /// [`Error::Generation`] for `user_id` and `config` (called only then), the cache's as
+    /// [`Error::Store`].
+    pub(crate) fn cached(
+        e: pgraphrag_store::CachedError,
+        user_id: impl FnOnce() -> String,
+        config: impl FnOnce() -> String,
+    ) -> Self {
+        match e {
+            pgraphrag_store::CachedError::Generator(source) => Error::Generation {
+                user_id: user_id(),
+                config: config(),
+                source,
+            },
+            pgraphrag_store::CachedError::Cache(e) => e.into(),
+        }
     }
 }
 

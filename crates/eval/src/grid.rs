@@ -11,7 +11,7 @@ use pgraphrag_prompt::pgraphrag::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::{CachedGenerator, Error, Result};
+use crate::{CachedError, CachedGenerator, Error, Result};
 
 /// One cell of the grid: a retrieval mode, how many reviews of each list to show, and
 /// whether the prompt carries the target item's summary (beyond the paper: the cold-start
@@ -346,13 +346,7 @@ impl Bench {
             generator
                 .generate_batch(chunk, &self.params)
                 .into_iter()
-                .map(|r| {
-                    r.map(|s| (s, false)).map_err(|source| Error::Generation {
-                        user_id: String::new(),
-                        config: String::new(),
-                        source,
-                    })
-                })
+                .map(|r| r.map(|s| (s, false)).map_err(CachedError::Generator))
                 .collect()
         })
     }
@@ -363,7 +357,7 @@ impl Bench {
         &self,
         profiles: &[RankedProfile],
         progress: &dyn Progress,
-        mut answer: impl FnMut(&[Prompt]) -> Vec<Result<(String, bool)>>,
+        mut answer: impl FnMut(&[Prompt]) -> Vec<Result<(String, bool), CachedError>>,
     ) -> Result<(Vec<ConfigOutputs>, RunStats)> {
         let start = Instant::now();
         let (unique, map) = self.plan(profiles);
@@ -398,17 +392,12 @@ impl Bench {
                     Ok(x) => x,
                     Err(e) => {
                         progress.finish();
-                        return Err(match e {
-                            Error::Generation { source, .. } => {
-                                let (ui, ci) = owner[pi];
-                                Error::Generation {
-                                    user_id: profiles[ui].user_id.clone(),
-                                    config: self.configs[ci].to_string(),
-                                    source,
-                                }
-                            }
-                            other => other,
-                        });
+                        let (ui, ci) = owner[pi];
+                        return Err(Error::cached(
+                            e,
+                            || profiles[ui].user_id.clone(),
+                            || self.configs[ci].to_string(),
+                        ));
                     }
                 };
                 if hit {

@@ -47,7 +47,6 @@
 #![deny(missing_docs)]
 
 pub mod baselines;
-mod cache;
 pub mod cold_start;
 mod constant;
 mod error;
@@ -65,7 +64,6 @@ mod run_dir;
 pub mod store;
 mod table;
 
-pub use cache::{CacheStats, CachedGenerator, GenerationCache};
 pub use constant::{
     CellVsConstant, ConstantComparison, ConstantScore, best_constant, constant_scores,
     vs_best_constant,
@@ -74,6 +72,8 @@ pub use error::{Error, Result};
 pub use export::{PromptRecord, answer_text, write_prompt_records};
 pub use grid::{Bench, ConfigOutputs, RunConfig, RunStats, UserOutput, Wrapper, pgraphrag_grid};
 pub use output::{RunName, python_json, read_output_file, write_output_file};
+/// The generation cache and its [`pgraphrag_core::Generator`] layer live in the store crate.
+pub use pgraphrag_store::{CacheStats, CachedError, CachedGenerator, GenerationCache};
 pub use rank::{RankingSummary, rank_all, rank_all_from, ranking_file_name, skip_users};
 pub use recipe::Recipe;
 pub use run_dir::{Journal, Resumed, RowsFile, RunDir, check_settings, manifest_path};

@@ -1,18 +1,21 @@
 //! The score cache: every scored prompt in SQLite, so an evaluation resumes where it stopped.
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
 
-use pgraphrag_store::sqlite::{self, Options, Schema};
-use rusqlite::{Connection, OptionalExtension, params};
+use pgraphrag_store::artifacts::{Artifact, Artifacts};
+use pgraphrag_store::sqlite::{Options, Schema, Synchronous};
+use rusqlite::{OptionalExtension, params};
 
 use crate::{Error, LetterScorer, Result};
 
-const SCHEMA: Schema<'static> = Schema {
-    kind: "score cache",
-    // "PGsc"
-    application_id: 0x5047_7363,
-    version: 1,
-    ddl: "CREATE TABLE IF NOT EXISTS scores (
+/// The score cache's table, in a SQLite file only (no PostgreSQL table: a K-RagRec evaluation
+/// runs on one machine).
+const ARTIFACT: Artifact<'static> = Artifact {
+    sqlite: Schema {
+        kind: "score cache",
+        // "PGsc"
+        application_id: 0x5047_7363,
+        version: 1,
+        ddl: "CREATE TABLE IF NOT EXISTS scores (
               model   TEXT NOT NULL,
               letters TEXT NOT NULL,
               prompt  TEXT NOT NULL,
@@ -20,6 +23,12 @@ const SCHEMA: Schema<'static> = Schema {
               created TEXT NOT NULL DEFAULT (datetime('now')),
               PRIMARY KEY (model, letters, prompt)
           );",
+    },
+    options: Options {
+        synchronous: Synchronous::Full,
+        busy_timeout: std::time::Duration::from_secs(30),
+    },
+    postgres: None,
 };
 
 /// Letter scores by (scorer id, letters, prompt) in a SQLite file (through
@@ -36,8 +45,7 @@ const SCHEMA: Schema<'static> = Schema {
 /// assert_eq!(c.get("other model", &['A', 'B'], "Pick.").unwrap(), None);
 /// ```
 pub struct ScoreCache {
-    conn: Mutex<Connection>,
-    path: PathBuf,
+    store: Artifacts,
 }
 
 impl ScoreCache {
@@ -51,36 +59,21 @@ impl ScoreCache {
     /// assert_eq!(c.len().unwrap(), 0);
     /// ```
     pub fn open(path: &Path) -> Result<Self> {
-        let conn = sqlite::open(path, &SCHEMA, &Options::default())?;
         Ok(ScoreCache {
-            conn: Mutex::new(conn),
-            path: path.to_path_buf(),
+            store: Artifacts::open(path, &ARTIFACT)?,
         })
     }
 
     /// A cache in memory only.
     pub fn in_memory() -> Result<Self> {
-        let conn = sqlite::open_in_memory(&SCHEMA, &Options::default())?;
         Ok(ScoreCache {
-            conn: Mutex::new(conn),
-            path: PathBuf::from(":memory:"),
+            store: Artifacts::in_memory(&ARTIFACT)?,
         })
     }
 
     /// The file (`:memory:` for [`in_memory`](Self::in_memory)).
     pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn sql(&self, source: rusqlite::Error) -> Error {
-        Error::Sqlite {
-            path: self.path.clone(),
-            source,
-        }
-    }
-
-    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+        self.store.location()
     }
 
     /// The cached scores of `prompt` for `letters` under scorer `model`, if any. An entry that
@@ -89,19 +82,20 @@ impl ScoreCache {
     pub fn get(&self, model: &str, letters: &[char], prompt: &str) -> Result<Option<Vec<f64>>> {
         let letters: String = letters.iter().collect();
         let json: Option<String> = self
-            .conn()
+            .store
+            .sqlite_conn()?
             .query_row(
                 "SELECT scores FROM scores WHERE model = ?1 AND letters = ?2 AND prompt = ?3",
                 params![model, letters, prompt],
                 |r| r.get(0),
             )
             .optional()
-            .map_err(|e| self.sql(e))?;
+            .map_err(self.store.failed("reading scores"))?;
         let Some(j) = json else { return Ok(None) };
         let scores = serde_json::from_str::<Vec<f64>>(&j).map_err(|e| Error::ScoreOutput {
             problem: format!(
                 "an unreadable cached entry in {} ({e})",
-                self.path.display()
+                self.path().display()
             ),
         })?;
         if scores.len() != letters.chars().count() {
@@ -109,7 +103,7 @@ impl ScoreCache {
                 problem: format!(
                     "a cached entry in {} with {} scores for the {} letters {letters} \
                      (the file is damaged: delete it to score again)",
-                    self.path.display(),
+                    self.path().display(),
                     scores.len(),
                     letters.chars().count()
                 ),
@@ -124,21 +118,23 @@ impl ScoreCache {
         let json = serde_json::to_string(scores).map_err(|e| Error::ScoreOutput {
             problem: format!("scores that cannot be stored ({e})"),
         })?;
-        self.conn()
+        self.store
+            .sqlite_conn()?
             .execute(
                 "INSERT OR REPLACE INTO scores (model, letters, prompt, scores) VALUES (?1, ?2, ?3, ?4)",
                 params![model, letters, prompt, json],
             )
-            .map_err(|e| self.sql(e))?;
+            .map_err(self.store.failed("storing scores"))?;
         Ok(())
     }
 
     /// The number of cached entries.
     pub fn len(&self) -> Result<usize> {
         let n: i64 = self
-            .conn()
+            .store
+            .sqlite_conn()?
             .query_row("SELECT COUNT(*) FROM scores", [], |r| r.get(0))
-            .map_err(|e| self.sql(e))?;
+            .map_err(self.store.failed("counting scores"))?;
         Ok(n as usize)
     }
 

@@ -296,21 +296,10 @@ pub enum Error {
         /// What is wrong (`"3 scores for 20 options"`, `"a NaN score"`).
         problem: String,
     },
-    /// The score cache file could not be opened (not SQLite, another kind of store, another
-    /// schema version, or no permission).
+    /// The score cache failed: opening it (not SQLite, another kind of store, another schema
+    /// version, or no permission) or a statement on it.
     #[error(transparent)]
     Store(Box<pgraphrag_store::Error>),
-    /// A query or write on the score cache failed.
-    #[error(
-        "score cache {path} failed (check permissions and free disk space, or delete the file to start afresh)"
-    )]
-    Sqlite {
-        /// The cache file.
-        path: PathBuf,
-        /// The SQLite error.
-        #[source]
-        source: rusqlite::Error,
-    },
 }
 
 /// `Result` with [`Error`].

@@ -79,7 +79,12 @@ pub enum Error {
     /// A tensor computation (candle) failed.
     #[error("dense model computation failed: {0}")]
     Compute(String),
-    /// The embedding cache could not be opened, read or written.
+    /// The embedding cache could not be opened, read or written (feature `dense`).
+    #[cfg(feature = "dense")]
+    #[error(transparent)]
+    Store(Box<pgraphrag_store::Error>),
+    /// The embedding cache holds a row this model cannot use (a damaged vector, another
+    /// dimension).
     #[error("embedding cache {path}: {message}")]
     Cache {
         /// The cache file.
@@ -187,6 +192,13 @@ pub enum Error {
         /// The limit.
         max: usize,
     },
+}
+
+#[cfg(feature = "dense")]
+impl From<pgraphrag_store::Error> for Error {
+    fn from(e: pgraphrag_store::Error) -> Self {
+        Error::Store(Box::new(e))
+    }
 }
 
 impl From<Error> for pgraphrag_core::Error {

@@ -5,21 +5,10 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The summary store file could not be opened (not SQLite, another kind of store, another
-    /// schema version, or no permission).
+    /// The summary store failed: opening it (not SQLite, another kind of store, another
+    /// schema version, or no permission) or a statement on it.
     #[error(transparent)]
     Store(Box<pgraphrag_store::Error>),
-    /// A query or write on the summary store failed.
-    #[error(
-        "summary store {path} failed (check permissions and free disk space, or delete the file to start afresh)"
-    )]
-    Sqlite {
-        /// The store file.
-        path: PathBuf,
-        /// The SQLite error.
-        #[source]
-        source: rusqlite::Error,
-    },
     /// The store holds summaries, but none of this (model, version): most likely the wrong
     /// `--store` file, another model file, or changed summarizer settings.
     #[error(

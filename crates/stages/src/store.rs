@@ -1,21 +1,29 @@
 //! [`SummaryStore`]: the offline summaries in SQLite, readable at run time without a model.
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
-use pgraphrag_store::sqlite::{self, Options, Schema};
-use rusqlite::{Connection, OptionalExtension, params};
+// Without the feature `postgres` the connection has one kind, and a `match` on it one arm.
+#![cfg_attr(
+    not(feature = "postgres"),
+    allow(clippy::infallible_destructuring_match)
+)]
+use std::path::Path;
+
+use pgraphrag_store::artifacts::{Artifact, Artifacts, Conn};
+use pgraphrag_store::sqlite::{Options, Schema, Synchronous};
+use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
 use crate::fit::FitReport;
 use crate::{Error, Result};
 
-/// The store's file: one table, one row per (user, model, version).
-const SCHEMA: Schema<'static> = Schema {
-    kind: "summary store",
-    // "PGsu"
-    application_id: 0x5047_7375,
-    version: 1,
-    ddl: "CREATE TABLE IF NOT EXISTS summaries (
+/// The store's tables: `summaries`, one row per (user, model, version), in a SQLite file, and
+/// `pgraphrag_summaries` with the same key and columns in PostgreSQL.
+const ARTIFACT: Artifact<'static> = Artifact {
+    sqlite: Schema {
+        kind: "summary store",
+        // "PGsu"
+        application_id: 0x5047_7375,
+        version: 1,
+        ddl: "CREATE TABLE IF NOT EXISTS summaries (
               user_id      TEXT NOT NULL,
               model        TEXT NOT NULL,
               version      TEXT NOT NULL,
@@ -28,6 +36,26 @@ const SCHEMA: Schema<'static> = Schema {
               created      TEXT NOT NULL DEFAULT (datetime('now')),
               PRIMARY KEY (user_id, model, version)
           );",
+    },
+    options: Options {
+        synchronous: Synchronous::Full,
+        busy_timeout: std::time::Duration::from_secs(30),
+    },
+    postgres: Some(
+        "CREATE TABLE IF NOT EXISTS pgraphrag_summaries (
+              user_id      text NOT NULL,
+              model        text NOT NULL,
+              version      text NOT NULL,
+              profile_hash text NOT NULL,
+              summary      text NOT NULL,
+              kept         bigint NOT NULL,
+              dropped      bigint NOT NULL,
+              truncated    boolean NOT NULL,
+              seconds      double precision NOT NULL,
+              created      timestamptz NOT NULL DEFAULT now(),
+              PRIMARY KEY (user_id, model, version)
+          )",
+    ),
 };
 
 /// What identifies one summary: the user, the hash of the profile it summarised
@@ -98,37 +126,8 @@ pub struct StoreConfig {
 /// assert_eq!(store.missing(&[key, changed]).unwrap(), [(1, Staleness::ProfileChanged)]);
 /// ```
 pub struct SummaryStore {
-    backend: Backend,
-    path: PathBuf,
+    store: Artifacts,
 }
-
-/// Where a [`SummaryStore`] keeps its rows.
-enum Backend {
-    Sqlite(Mutex<Connection>),
-    #[cfg(feature = "postgres")]
-    Postgres(Box<pgraphrag_store::postgres::ArtifactTable>),
-}
-
-/// The PostgreSQL table of the summary store (feature `postgres`): the SQLite table's columns.
-#[cfg(feature = "postgres")]
-const PG_SCHEMA: pgraphrag_store::postgres::ArtifactSchema<'static> =
-    pgraphrag_store::postgres::ArtifactSchema {
-        kind: "summary store",
-        version: 1,
-        ddl: "CREATE TABLE IF NOT EXISTS pgraphrag_summaries (
-              user_id      text NOT NULL,
-              model        text NOT NULL,
-              version      text NOT NULL,
-              profile_hash text NOT NULL,
-              summary      text NOT NULL,
-              kept         bigint NOT NULL,
-              dropped      bigint NOT NULL,
-              truncated    boolean NOT NULL,
-              seconds      double precision NOT NULL,
-              created      timestamptz NOT NULL DEFAULT now(),
-              PRIMARY KEY (user_id, model, version)
-          )",
-    };
 
 /// Runs `f` on the PostgreSQL store, its error as [`Error::Store`].
 #[cfg(feature = "postgres")]
@@ -154,10 +153,8 @@ impl SummaryStore {
     /// assert_eq!(store.len().unwrap(), 0);
     /// ```
     pub fn open(path: &Path) -> Result<Self> {
-        let conn = sqlite::open(path, &SCHEMA, &Options::default())?;
         Ok(SummaryStore {
-            backend: Backend::Sqlite(Mutex::new(conn)),
-            path: path.to_path_buf(),
+            store: Artifacts::open(path, &ARTIFACT)?,
         })
     }
 
@@ -172,12 +169,8 @@ impl SummaryStore {
     /// ```
     #[cfg(feature = "postgres")]
     pub fn open_postgres(url: &str) -> Result<Self> {
-        let table = pgraphrag_store::postgres::ArtifactTable::open(url, &PG_SCHEMA)
-            .map_err(pgraphrag_store::Error::from)?;
-        let path = PathBuf::from(table.url());
         Ok(SummaryStore {
-            backend: Backend::Postgres(Box::new(table)),
-            path,
+            store: Artifacts::open_postgres(url, &ARTIFACT)?,
         })
     }
 
@@ -187,37 +180,29 @@ impl SummaryStore {
     /// assert!(pgraphrag_stages::SummaryStore::in_memory().unwrap().is_empty().unwrap());
     /// ```
     pub fn in_memory() -> Result<Self> {
-        let conn = sqlite::open_in_memory(&SCHEMA, &Options::default())?;
         Ok(SummaryStore {
-            backend: Backend::Sqlite(Mutex::new(conn)),
-            path: PathBuf::from(":memory:"),
+            store: Artifacts::in_memory(&ARTIFACT)?,
         })
     }
 
     /// The file (`:memory:` for [`in_memory`](Self::in_memory), the URL without its password
     /// for `open_postgres` (feature `postgres`)).
     pub fn path(&self) -> &Path {
-        &self.path
+        self.store.location()
     }
 
-    fn lock(conn: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
-        // A panic while holding the lock cannot leave SQLite inconsistent; keep going.
-        conn.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
+    /// A failed SQLite statement, as [`Error::Store`] naming the file.
     fn err(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
-        move |source| Error::Sqlite {
-            path: self.path.clone(),
-            source,
-        }
+        let failed = self.store.failed("reading or writing summaries");
+        move |source| failed(source).into()
     }
 
     /// The summary for `key` when the store has it for this very profile.
     pub fn get(&self, key: &SummaryKey<'_>) -> Result<Option<StoredSummary>> {
-        let conn = match &self.backend {
-            Backend::Sqlite(conn) => Self::lock(conn),
+        let conn = match self.store.conn() {
+            Conn::Sqlite(conn) => conn,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(t) => {
+            Conn::Postgres(t) => {
                 let row = pg(t, "reading a summary", |c| {
                     c.query_opt(
                         "SELECT summary, kept, dropped, truncated, seconds FROM pgraphrag_summaries \
@@ -259,10 +244,10 @@ impl SummaryStore {
     /// Stores a summary (committed before returning), replacing any summary of the same
     /// (user, model, version). `seconds` is how long it took.
     pub fn put(&self, key: &SummaryKey<'_>, summary: &crate::Summary, seconds: f64) -> Result<()> {
-        let conn = match &self.backend {
-            Backend::Sqlite(conn) => Self::lock(conn),
+        let conn = match self.store.conn() {
+            Conn::Sqlite(conn) => conn,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(t) => {
+            Conn::Postgres(t) => {
                 let (kept, dropped) = (summary.fit.kept as i64, summary.fit.dropped as i64);
                 pg(t, "storing a summary", |c| {
                     c.execute(
@@ -311,8 +296,8 @@ impl SummaryStore {
 
     /// Whether `key` needs a summary: `None` when the store has it.
     pub fn status(&self, key: &SummaryKey<'_>) -> Result<Option<Staleness>> {
-        let hash: Option<String> = match &self.backend {
-            Backend::Sqlite(conn) => Self::lock(conn)
+        let hash: Option<String> = match self.store.conn() {
+            Conn::Sqlite(conn) => conn
                 .query_row(
                     "SELECT profile_hash FROM summaries WHERE user_id = ?1 AND model = ?2 AND version = ?3",
                     params![key.user, key.model, key.version],
@@ -321,7 +306,7 @@ impl SummaryStore {
                 .optional()
                 .map_err(self.err())?,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(t) => pg(t, "reading a summary's profile hash", |c| {
+            Conn::Postgres(t) => pg(t, "reading a summary's profile hash", |c| {
                 c.query_opt(
                     "SELECT profile_hash FROM pgraphrag_summaries \
                      WHERE user_id = $1 AND model = $2 AND version = $3",
@@ -350,10 +335,10 @@ impl SummaryStore {
 
     /// Every (model, version) the store holds, with its number of summaries, sorted.
     pub fn configs(&self) -> Result<Vec<StoreConfig>> {
-        let conn = match &self.backend {
-            Backend::Sqlite(conn) => Self::lock(conn),
+        let conn = match self.store.conn() {
+            Conn::Sqlite(conn) => conn,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(t) => {
+            Conn::Postgres(t) => {
                 let rows = pg(t, "listing the models and versions", |c| {
                     c.query(
                         "SELECT model, version, count(*) FROM pgraphrag_summaries \
@@ -422,7 +407,7 @@ impl SummaryStore {
             .collect::<Vec<_>>()
             .join("; ");
         Err(Error::OtherConfig {
-            path: self.path.clone(),
+            path: self.path().to_path_buf(),
             model: model.to_string(),
             version: version.to_string(),
             holds,
@@ -433,10 +418,10 @@ impl SummaryStore {
     /// reads at run time. Checked with [`check_config`](Self::check_config) first.
     pub fn summaries(&self, model: &str, version: &str) -> Result<Vec<(String, String)>> {
         self.check_config(model, version)?;
-        let conn = match &self.backend {
-            Backend::Sqlite(conn) => Self::lock(conn),
+        let conn = match self.store.conn() {
+            Conn::Sqlite(conn) => conn,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(t) => {
+            Conn::Postgres(t) => {
                 let rows = pg(t, "reading the summaries", |c| {
                     c.query(
                         "SELECT user_id, summary FROM pgraphrag_summaries \
@@ -493,12 +478,12 @@ impl SummaryStore {
 
     /// How many summaries the store holds (all models and versions).
     pub fn len(&self) -> Result<usize> {
-        let n: i64 = match &self.backend {
-            Backend::Sqlite(conn) => Self::lock(conn)
+        let n: i64 = match self.store.conn() {
+            Conn::Sqlite(conn) => conn
                 .query_row("SELECT COUNT(*) FROM summaries", [], |r| r.get(0))
                 .map_err(self.err())?,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(t) => pg(t, "counting summaries", |c| {
+            Conn::Postgres(t) => pg(t, "counting summaries", |c| {
                 c.query_one("SELECT count(*) FROM pgraphrag_summaries", &[])
             })?
             .get(0),
@@ -604,7 +589,7 @@ mod tests {
             version: 1,
             ddl: "CREATE TABLE IF NOT EXISTS generations (key TEXT);",
         };
-        drop(sqlite::open(&path, &other, &Options::default()).unwrap());
+        drop(pgraphrag_store::sqlite::open(&path, &other, &Options::default()).unwrap());
         let e = SummaryStore::open(&path).err().unwrap();
         assert!(e.to_string().contains("not a summary store"), "{e}");
     }

@@ -1,9 +1,11 @@
 //! # pgraphrag-store
 //!
-//! Persistent stores of the pgraphrag workspace. Today: [`sqlite`], the one place where a
-//! SQLite file is opened (pragmas, WAL, busy timeout, and a check that the file holds the
-//! kind and schema version the caller expects). The generation cache of `pgraphrag-eval`
-//! and the embedding cache of `pgraphrag-retrieval` both open their files through it.
+//! Persistent stores of the pgraphrag workspace: [`sqlite`], the one place where a SQLite file
+//! is opened (pragmas, WAL, busy timeout, and a check that the file holds the kind and schema
+//! version the caller expects); [`Artifacts`], the one backend of the four artifact stores
+//! (this crate's [`GenerationCache`], the embedding cache of `pgraphrag-retrieval`, the summary
+//! store of `pgraphrag-stages` and the score cache of `pgraphrag-recsys`); and
+//! [`CachedGenerator`], the generation cache as a [`pgraphrag_core::Generator`] layer.
 //!
 //! With the feature `postgres`: `postgres`, the PostgreSQL profile store (a review graph
 //! hash-partitioned by user and by item, on one server or on shard servers behind a
@@ -23,6 +25,8 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod artifacts;
+pub mod generation;
 pub mod sqlite;
 
 #[cfg(feature = "jetstream")]
@@ -31,6 +35,8 @@ pub mod queue;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 
+pub use artifacts::{Artifact, Artifacts, Conn};
+pub use generation::{CacheStats, CachedError, CachedGenerator, GenerationCache};
 pub use sqlite::{Error, Result};
 
 /// Whether a store location is a PostgreSQL connection URL (`postgres://...` or

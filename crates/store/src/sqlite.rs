@@ -92,6 +92,30 @@ pub enum Error {
         /// The version this build reads and writes.
         expected: i32,
     },
+    /// A statement on an open store failed.
+    #[error(
+        "{kind} {path}: {what} failed (check permissions and free disk space, or delete the file to start afresh)"
+    )]
+    Query {
+        /// What store.
+        kind: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What was being done (e.g. `storing a generation`).
+        what: String,
+        /// The SQLite error.
+        #[source]
+        source: Box<rusqlite::Error>,
+    },
+    /// A PostgreSQL URL was given for a store that has no PostgreSQL table, or to a build
+    /// without the feature `postgres`.
+    #[error(
+        "the {kind} cannot live in PostgreSQL here (a build with the feature `postgres` keeps the generation cache, the embedding cache and the summary store there); pass a file path"
+    )]
+    NoPostgres {
+        /// What store.
+        kind: &'static str,
+    },
     /// The PostgreSQL backend of a store failed (feature `postgres`): the error names the URL,
     /// the store and what to fix.
     #[cfg(feature = "postgres")]

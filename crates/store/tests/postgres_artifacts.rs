@@ -4,7 +4,7 @@
 #![cfg(feature = "postgres")]
 
 use pgraphrag_core::{GenParams, Prompt};
-use pgraphrag_eval::GenerationCache;
+use pgraphrag_store::GenerationCache;
 use pgraphrag_store::postgres::{ArtifactSchema, ArtifactTable, Error};
 
 fn url() -> Option<String> {

@@ -308,13 +308,12 @@ impl LampGrid {
                     .into_iter()
                     .enumerate()
                 {
-                    let (text, hit) = r.map_err(|e| match e {
-                        Error::Generation { source, .. } => Error::Generation {
-                            user_id: first_owner(plan, &map, answers.len() + j),
-                            config: format!("seed {seed}"),
-                            source,
-                        },
-                        other => other,
+                    let (text, hit) = r.map_err(|e| {
+                        Error::cached(
+                            e,
+                            || first_owner(plan, &map, answers.len() + j),
+                            || format!("seed {seed}"),
+                        )
                     })?;
                     if hit {
                         cached += 1;

@@ -365,14 +365,7 @@ impl MultistageGrid {
                 let (i, j) = owner[answers.len()];
                 let (text, hit) = r.map_err(|e| {
                     progress.finish();
-                    match e {
-                        Error::Generation { source, .. } => Error::Generation {
-                            user_id: examples[j].id.clone(),
-                            config: self.cells[i].to_string(),
-                            source,
-                        },
-                        other => other,
-                    }
+                    Error::cached(e, || examples[j].id.clone(), || self.cells[i].to_string())
                 })?;
                 if hit {
                     stats.cached += 1;

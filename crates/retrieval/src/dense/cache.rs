@@ -2,13 +2,18 @@
 //! is encoded once; and [`encode_corpus`], whole-corpus encoding through the cache, reporting
 //! to a [`Progress`].
 
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+// Without the feature `postgres` the connection has one kind, and a `match` on it one arm.
+#![cfg_attr(
+    not(feature = "postgres"),
+    allow(clippy::infallible_destructuring_match)
+)]
+use std::path::Path;
 
 use pgraphrag_core::Encoder;
 use pgraphrag_core::progress::Progress;
-use pgraphrag_store::sqlite::{self, Options, Schema, Synchronous};
-use rusqlite::{Connection, OptionalExtension, params};
+use pgraphrag_store::artifacts::{Artifact, Artifacts, Conn};
+use pgraphrag_store::sqlite::{Options, Schema, Synchronous};
+use rusqlite::{OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
 use super::encoder::{BertEncoder, Pooling};
@@ -30,62 +35,42 @@ use crate::{Error, Result};
 /// ```
 #[derive(Debug)]
 pub struct EmbeddingCache {
-    backend: Backend,
-    path: PathBuf,
+    store: Artifacts,
 }
 
-/// Where an [`EmbeddingCache`] keeps its rows.
-#[derive(Debug)]
-enum Backend {
-    Sqlite(Mutex<Connection>),
-    #[cfg(feature = "postgres")]
-    Postgres(Box<pgraphrag_store::postgres::ArtifactTable>),
-}
-
-/// The PostgreSQL table of the embedding cache (feature `postgres`): the SQLite table's columns.
-#[cfg(feature = "postgres")]
-const PG_SCHEMA: pgraphrag_store::postgres::ArtifactSchema<'static> =
-    pgraphrag_store::postgres::ArtifactSchema {
+/// The embedding cache's tables: `embeddings` keyed by (model key, sha256 of the text) in a
+/// SQLite file (unchanged since the first version, so files written before the stamps are
+/// read), `pgraphrag_embeddings` with the same columns in PostgreSQL. Every batch is one
+/// transaction; `NORMAL` in WAL mode loses at most the last batches on a power cut, never the
+/// file.
+const ARTIFACT: Artifact<'static> = Artifact {
+    sqlite: Schema {
         kind: "embedding cache",
+        // "PGec"
+        application_id: 0x5047_6563,
         version: 1,
-        ddl: "CREATE TABLE IF NOT EXISTS pgraphrag_embeddings (
-              model text NOT NULL,
-              text_sha256 bytea NOT NULL,
-              dim integer NOT NULL,
-              vec bytea NOT NULL,
-              PRIMARY KEY (model, text_sha256)
-          )",
-    };
-
-/// The embedding cache's file: table `embeddings` keyed by (model key, sha256 of the text),
-/// unchanged since the first version, so files written before the stamps are read.
-const SCHEMA: Schema<'static> = Schema {
-    kind: "embedding cache",
-    // "PGec"
-    application_id: 0x5047_6563,
-    version: 1,
-    ddl: "CREATE TABLE IF NOT EXISTS embeddings (
+        ddl: "CREATE TABLE IF NOT EXISTS embeddings (
               model TEXT NOT NULL,
               text_sha256 BLOB NOT NULL,
               dim INTEGER NOT NULL,
               vec BLOB NOT NULL,
               PRIMARY KEY (model, text_sha256)
           ) WITHOUT ROWID;",
+    },
+    options: Options {
+        synchronous: Synchronous::Normal,
+        busy_timeout: std::time::Duration::from_secs(30),
+    },
+    postgres: Some(
+        "CREATE TABLE IF NOT EXISTS pgraphrag_embeddings (
+              model text NOT NULL,
+              text_sha256 bytea NOT NULL,
+              dim integer NOT NULL,
+              vec bytea NOT NULL,
+              PRIMARY KEY (model, text_sha256)
+          )",
+    ),
 };
-
-/// Every batch is one transaction; `NORMAL` in WAL mode loses at most the last batches on a
-/// power cut, never the file.
-const OPTIONS: Options = Options {
-    synchronous: Synchronous::Normal,
-    busy_timeout: std::time::Duration::from_secs(30),
-};
-
-fn store_err(path: &Path, e: pgraphrag_store::Error) -> Error {
-    Error::Cache {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    }
-}
 
 /// The sha256 of a text, the text part of a cache key.
 pub fn text_key(text: &str) -> [u8; 32] {
@@ -94,13 +79,11 @@ pub fn text_key(text: &str) -> [u8; 32] {
 
 impl EmbeddingCache {
     /// Opens (creating if needed, with its parent folders) the cache file at `path`
-    /// (through [`pgraphrag_store::sqlite`]: WAL, `synchronous = NORMAL`, busy timeout; a file
-    /// of another kind or schema version is refused with an error naming it).
+    /// (through [`pgraphrag_store::Artifacts`]: WAL, `synchronous = NORMAL`, busy timeout; a
+    /// file of another kind or schema version is refused with an error naming it).
     pub fn open(path: &Path) -> Result<Self> {
-        let conn = sqlite::open(path, &SCHEMA, &OPTIONS).map_err(|e| store_err(path, e))?;
         Ok(EmbeddingCache {
-            backend: Backend::Sqlite(Mutex::new(conn)),
-            path: path.to_path_buf(),
+            store: Artifacts::open(path, &ARTIFACT)?,
         })
     }
 
@@ -114,29 +97,22 @@ impl EmbeddingCache {
     /// ```
     #[cfg(feature = "postgres")]
     pub fn open_postgres(url: &str) -> Result<Self> {
-        let path = PathBuf::from(pgraphrag_store::postgres::redact(url));
-        let table = pgraphrag_store::postgres::ArtifactTable::open(url, &PG_SCHEMA)
-            .map_err(|e| store_err(&path, e.into()))?;
         Ok(EmbeddingCache {
-            backend: Backend::Postgres(Box::new(table)),
-            path,
+            store: Artifacts::open_postgres(url, &ARTIFACT)?,
         })
     }
 
     /// A cache in memory only (for tests and one-off runs).
     pub fn in_memory() -> Result<Self> {
-        let path = Path::new(":memory:");
-        let conn = sqlite::open_in_memory(&SCHEMA, &OPTIONS).map_err(|e| store_err(path, e))?;
         Ok(EmbeddingCache {
-            backend: Backend::Sqlite(Mutex::new(conn)),
-            path: path.to_path_buf(),
+            store: Artifacts::in_memory(&ARTIFACT)?,
         })
     }
 
     /// The file behind the cache (`:memory:` for [`EmbeddingCache::in_memory`], the URL without
     /// its password for a PostgreSQL cache).
     pub fn path(&self) -> &Path {
-        &self.path
+        self.store.location()
     }
 
     /// The model key of `encoder` with `pooling`: `"{fingerprint}/{pooling}"`.
@@ -144,19 +120,12 @@ impl EmbeddingCache {
         Ok(format!("{}/{}", encoder.fingerprint()?, pooling.name()))
     }
 
+    /// A row this model cannot use.
     fn err(&self, e: impl std::fmt::Display) -> Error {
         Error::Cache {
-            path: self.path.clone(),
+            path: self.path().to_path_buf(),
             message: e.to_string(),
         }
-    }
-
-    fn lock<'a>(
-        &self,
-        conn: &'a Mutex<Connection>,
-    ) -> Result<std::sync::MutexGuard<'a, Connection>> {
-        conn.lock()
-            .map_err(|_| self.err("the cache lock is poisoned (a thread panicked while writing)"))
     }
 
     /// A stored vector: `dim` little-endian `f32`s.
@@ -175,10 +144,10 @@ impl EmbeddingCache {
 
     /// Looks up `texts` under `model`; `None` for each text not cached.
     pub fn get_many(&self, model: &str, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
-        let conn = match &self.backend {
-            Backend::Sqlite(conn) => self.lock(conn)?,
+        let conn = match self.store.conn() {
+            Conn::Sqlite(conn) => conn,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(t) => {
+            Conn::Postgres(t) => {
                 let keys: Vec<Vec<u8>> = texts.iter().map(|t| text_key(t).to_vec()).collect();
                 let rows = t
                     .run("reading embeddings", |c| {
@@ -188,7 +157,7 @@ impl EmbeddingCache {
                             &[&model, &keys],
                         )
                     })
-                    .map_err(|e| self.err(e))?;
+                    .map_err(pgraphrag_store::Error::from)?;
                 let mut found = std::collections::HashMap::with_capacity(rows.len());
                 for r in rows {
                     let key: Vec<u8> = r.get(0);
@@ -199,9 +168,10 @@ impl EmbeddingCache {
                 return Ok(keys.iter().map(|k| found.get(k).cloned()).collect());
             }
         };
+        let failed = || self.store.failed("reading embeddings");
         let mut stmt = conn
             .prepare_cached("SELECT dim, vec FROM embeddings WHERE model = ?1 AND text_sha256 = ?2")
-            .map_err(|e| self.err(e))?;
+            .map_err(failed())?;
         let mut out = Vec::with_capacity(texts.len());
         for t in texts {
             let row: Option<(i64, Vec<u8>)> = stmt
@@ -209,7 +179,7 @@ impl EmbeddingCache {
                     Ok((r.get(0)?, r.get(1)?))
                 })
                 .optional()
-                .map_err(|e| self.err(e))?;
+                .map_err(failed())?;
             out.push(match row {
                 None => None,
                 Some((dim, bytes)) => Some(self.decode(model, dim, &bytes)?),
@@ -220,10 +190,10 @@ impl EmbeddingCache {
 
     /// Stores `(text, vector)` pairs under `model`, in one transaction (replacing old rows).
     pub fn put_many(&self, model: &str, items: &[(&str, &[f32])]) -> Result<()> {
-        let mut conn = match &self.backend {
-            Backend::Sqlite(conn) => self.lock(conn)?,
+        let mut conn = match self.store.conn() {
+            Conn::Sqlite(conn) => conn,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(t) => {
+            Conn::Postgres(t) => {
                 return t
                     .run("storing embeddings", |c| {
                         let mut tx = c.transaction()?;
@@ -239,44 +209,46 @@ impl EmbeddingCache {
                         }
                         tx.commit()
                     })
-                    .map_err(|e| self.err(e));
+                    .map_err(|e| pgraphrag_store::Error::from(e).into());
             }
         };
-        let tx = conn.transaction().map_err(|e| self.err(e))?;
+        let failed = || self.store.failed("storing embeddings");
+        let tx = conn.transaction().map_err(failed())?;
         {
             let mut stmt = tx
                 .prepare_cached(
                     "INSERT OR REPLACE INTO embeddings (model, text_sha256, dim, vec) VALUES (?1, ?2, ?3, ?4)",
                 )
-                .map_err(|e| self.err(e))?;
+                .map_err(failed())?;
             for (t, v) in items {
                 let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
                 stmt.execute(params![model, &text_key(t)[..], v.len() as i64, bytes])
-                    .map_err(|e| self.err(e))?;
+                    .map_err(failed())?;
             }
         }
-        tx.commit().map_err(|e| self.err(e))
+        Ok(tx.commit().map_err(failed())?)
     }
 
     /// How many vectors the cache holds (all models).
     pub fn len(&self) -> Result<usize> {
-        let conn = match &self.backend {
-            Backend::Sqlite(conn) => self.lock(conn)?,
+        let conn = match self.store.conn() {
+            Conn::Sqlite(conn) => conn,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(t) => {
+            Conn::Postgres(t) => {
                 return t
                     .run("counting embeddings", |c| {
                         c.query_one("SELECT count(*) FROM pgraphrag_embeddings", &[])
                     })
                     .map(|r| r.get::<_, i64>(0).max(0) as usize)
-                    .map_err(|e| self.err(e));
+                    .map_err(|e| pgraphrag_store::Error::from(e).into());
             }
         };
-        conn.query_row("SELECT COUNT(*) FROM embeddings", [], |r| {
-            r.get::<_, i64>(0)
-        })
-        .map(|n| n as usize)
-        .map_err(|e| self.err(e))
+        Ok(conn
+            .query_row("SELECT COUNT(*) FROM embeddings", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|n| n as usize)
+            .map_err(self.store.failed("counting embeddings"))?)
     }
 
     /// Whether the cache holds no vector.

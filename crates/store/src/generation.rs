@@ -1,28 +1,50 @@
-//! A persistent generation cache: (model id, prompt, generation parameters) → output, in
-//! SQLite, and a [`Generator`] wrapper that consults it.
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+//! The generation cache, (model id, prompt, generation parameters) → output, in one of the
+//! [`Artifacts`] backends (a SQLite file, or PostgreSQL with the feature `postgres`), and
+//! [`CachedGenerator`], the [`Generator`] layer that consults it.
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use pgraphrag_core::{GenParams, Generator, Prompt};
-use pgraphrag_store::sqlite::{self, Options, Schema};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use crate::artifacts::{Artifact, Artifacts, Conn};
+use crate::sqlite::{Options, Schema, Synchronous};
 use crate::{Error, Result};
+
+/// Why a [`CachedGenerator`] call failed: the cache, or the wrapped generator.
+#[derive(Debug, thiserror::Error)]
+pub enum CachedError {
+    /// Reading or storing in the cache failed.
+    #[error(transparent)]
+    Cache(#[from] Error),
+    /// The wrapped generator failed on the prompt.
+    #[error("generation failed")]
+    Generator(#[source] pgraphrag_core::Error),
+}
+
+impl From<CachedError> for pgraphrag_core::Error {
+    /// A generator's own error as it was; a cache failure as a backend error.
+    fn from(e: CachedError) -> Self {
+        match e {
+            CachedError::Generator(e) => e,
+            CachedError::Cache(e) => pgraphrag_core::Error::backend(e),
+        }
+    }
+}
 
 /// A SQLite file mapping (model id, prompt, generation parameters) to the generated text.
 ///
 /// Every [`put`](Self::put) is its own committed transaction in WAL mode with
 /// `synchronous = FULL`, so a crash, a `kill -9` or Ctrl-C loses no finished generation;
 /// a rerun finds them all. Several processes may share the file (SQLite's locking, with a
-/// 30 s busy timeout). The file is opened through [`pgraphrag_store::sqlite`].
+/// 30 s busy timeout). The file is opened through [`crate::sqlite`].
 ///
 /// ```
 /// use pgraphrag_core::{GenParams, Prompt};
-/// let cache = pgraphrag_eval::GenerationCache::in_memory().unwrap();
+/// let cache = pgraphrag_store::GenerationCache::in_memory().unwrap();
 /// let (p, params) = (Prompt::user("Hi"), GenParams::default());
 /// assert_eq!(cache.get("m", &p, &params).unwrap(), None);
 /// cache.put("m", &p, &params, "Hello!", 0.1).unwrap();
@@ -31,42 +53,19 @@ use crate::{Error, Result};
 /// assert_eq!(cache.len().unwrap(), 1);
 /// ```
 pub struct GenerationCache {
-    backend: Backend,
-    path: PathBuf,
+    store: Artifacts,
 }
 
-/// Where a [`GenerationCache`] keeps its rows.
-enum Backend {
-    Sqlite(Mutex<Connection>),
-    #[cfg(feature = "postgres")]
-    Postgres(Box<pgraphrag_store::postgres::ArtifactTable>),
-}
-
-/// The PostgreSQL table of the generation cache (feature `postgres`): the SQLite table's columns.
-#[cfg(feature = "postgres")]
-const PG_SCHEMA: pgraphrag_store::postgres::ArtifactSchema<'static> =
-    pgraphrag_store::postgres::ArtifactSchema {
+/// The generation cache's tables: `generations` keyed by [`GenerationCache::key`] in a SQLite
+/// file (unchanged since the first version, so files written before the stamps are read), and
+/// `pgraphrag_generations` with the same columns in PostgreSQL.
+const ARTIFACT: Artifact<'static> = Artifact {
+    sqlite: Schema {
         kind: "generation cache",
+        // "PGgc"
+        application_id: 0x5047_6763,
         version: 1,
-        ddl: "CREATE TABLE IF NOT EXISTS pgraphrag_generations (
-              key      text PRIMARY KEY,
-              model    text NOT NULL,
-              prompt   text NOT NULL,
-              params   text NOT NULL,
-              output   text NOT NULL,
-              seconds  double precision NOT NULL,
-              created  timestamptz NOT NULL DEFAULT now()
-          )",
-    };
-
-/// The generation cache's file: table `generations` keyed by [`GenerationCache::key`]
-/// (unchanged since the first version, so files written before the stamps are read).
-const SCHEMA: Schema<'static> = Schema {
-    kind: "generation cache",
-    // "PGgc"
-    application_id: 0x5047_6763,
-    version: 1,
-    ddl: "CREATE TABLE IF NOT EXISTS generations (
+        ddl: "CREATE TABLE IF NOT EXISTS generations (
               key      TEXT PRIMARY KEY,
               model    TEXT NOT NULL,
               prompt   TEXT NOT NULL,
@@ -75,6 +74,22 @@ const SCHEMA: Schema<'static> = Schema {
               seconds  REAL NOT NULL,
               created  TEXT NOT NULL DEFAULT (datetime('now'))
           );",
+    },
+    options: Options {
+        synchronous: Synchronous::Full,
+        busy_timeout: std::time::Duration::from_secs(30),
+    },
+    postgres: Some(
+        "CREATE TABLE IF NOT EXISTS pgraphrag_generations (
+              key      text PRIMARY KEY,
+              model    text NOT NULL,
+              prompt   text NOT NULL,
+              params   text NOT NULL,
+              output   text NOT NULL,
+              seconds  double precision NOT NULL,
+              created  timestamptz NOT NULL DEFAULT now()
+          )",
+    ),
 };
 
 #[derive(Serialize)]
@@ -88,49 +103,35 @@ impl GenerationCache {
     /// Opens (creating if needed, with its parent folders) the cache at `path`.
     ///
     /// A file of another kind (e.g. an embedding cache) or written by another schema
-    /// version is refused with [`Error::Store`] naming it.
+    /// version is refused with the [`Error`] naming it.
     pub fn open(path: &Path) -> Result<Self> {
-        let conn = sqlite::open(path, &SCHEMA, &Options::default())?;
-        Ok(GenerationCache {
-            backend: Backend::Sqlite(Mutex::new(conn)),
-            path: path.to_path_buf(),
-        })
+        Artifacts::open(path, &ARTIFACT).map(|store| GenerationCache { store })
     }
 
     /// Opens the cache in the PostgreSQL database at `url` (feature `postgres`): table
     /// `pgraphrag_generations`, the same keys and rows as the SQLite file, every
     /// [`put`](Self::put) an idempotent upsert committed before it returns, shared by any
     /// number of processes on any number of machines. A database holding another version of
-    /// the table is refused with [`Error::Store`] naming it.
+    /// the table is refused with the [`Error`] naming it.
     ///
     /// ```no_run
-    /// let cache = pgraphrag_eval::GenerationCache::open_postgres("postgres://postgres@127.0.0.1:55432/pgraphrag_single").unwrap();
+    /// let cache = pgraphrag_store::GenerationCache::open_postgres("postgres://postgres@127.0.0.1:55432/pgraphrag_single").unwrap();
     /// println!("{} generations", cache.len().unwrap());
     /// ```
     #[cfg(feature = "postgres")]
     pub fn open_postgres(url: &str) -> Result<Self> {
-        let table = pgraphrag_store::postgres::ArtifactTable::open(url, &PG_SCHEMA)
-            .map_err(pgraphrag_store::Error::from)?;
-        let path = PathBuf::from(table.url());
-        Ok(GenerationCache {
-            backend: Backend::Postgres(Box::new(table)),
-            path,
-        })
+        Artifacts::open_postgres(url, &ARTIFACT).map(|store| GenerationCache { store })
     }
 
     /// A cache that lives in memory only (for tests and one-off runs).
     pub fn in_memory() -> Result<Self> {
-        let conn = sqlite::open_in_memory(&SCHEMA, &Options::default())?;
-        Ok(GenerationCache {
-            backend: Backend::Sqlite(Mutex::new(conn)),
-            path: PathBuf::from(":memory:"),
-        })
+        Artifacts::in_memory(&ARTIFACT).map(|store| GenerationCache { store })
     }
 
     /// The file this cache lives in (`:memory:` for [`in_memory`](Self::in_memory), the URL
     /// without its password for `open_postgres` (feature `postgres`)).
     pub fn path(&self) -> &Path {
-        &self.path
+        self.store.location()
     }
 
     /// The cache key: the SHA-256 (hex) of the canonical JSON of model id, prompt and
@@ -138,7 +139,7 @@ impl GenerationCache {
     ///
     /// ```
     /// use pgraphrag_core::{GenParams, Prompt};
-    /// use pgraphrag_eval::GenerationCache;
+    /// use pgraphrag_store::GenerationCache;
     /// let p = Prompt::user("Hi");
     /// let a = GenerationCache::key("m", &p, &GenParams::default());
     /// let b = GenerationCache::key("m", &p, &GenParams { seed: 7, ..Default::default() });
@@ -156,39 +157,26 @@ impl GenerationCache {
         digest.iter().map(|b| format!("{b:02x}")).collect()
     }
 
-    fn lock(conn: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
-        // A panic while holding the lock cannot leave SQLite inconsistent; keep going.
-        conn.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn err(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
-        move |source| Error::Cache {
-            path: self.path.clone(),
-            source,
-        }
-    }
-
     /// The cached output for this (model, prompt, params), if any.
     pub fn get(&self, model: &str, prompt: &Prompt, params: &GenParams) -> Result<Option<String>> {
         let key = Self::key(model, prompt, params);
-        match &self.backend {
-            Backend::Sqlite(conn) => Self::lock(conn)
+        match self.store.conn() {
+            Conn::Sqlite(c) => c
                 .query_row(
                     "SELECT output FROM generations WHERE key = ?1",
                     params![key],
                     |r| r.get(0),
                 )
                 .optional()
-                .map_err(self.err()),
+                .map_err(self.store.failed("reading a generation")),
             #[cfg(feature = "postgres")]
-            Backend::Postgres(t) => Ok(t
+            Conn::Postgres(t) => Ok(t
                 .run("reading a generation", |c| {
                     c.query_opt(
                         "SELECT output FROM pgraphrag_generations WHERE key = $1",
                         &[&key],
                     )
-                })
-                .map_err(pgraphrag_store::Error::from)?
+                })?
                 .map(|r| r.get(0))),
         }
     }
@@ -205,18 +193,17 @@ impl GenerationCache {
         let key = Self::key(model, prompt, params);
         let prompt_json = serde_json::to_string(prompt).expect("prompt serializes");
         let params_json = serde_json::to_string(params).expect("params serialize");
-        match &self.backend {
-            Backend::Sqlite(conn) => {
-                Self::lock(conn)
-                    .execute(
+        match self.store.conn() {
+            Conn::Sqlite(c) => {
+                c.execute(
                         "INSERT OR REPLACE INTO generations (key, model, prompt, params, output, seconds)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                        params![key, model, prompt_json, params_json, output, seconds],
-                    )
-                    .map_err(self.err())?;
+                    params![key, model, prompt_json, params_json, output, seconds],
+                )
+                .map_err(self.store.failed("storing a generation"))?;
             }
             #[cfg(feature = "postgres")]
-            Backend::Postgres(t) => {
+            Conn::Postgres(t) => {
                 t.run("storing a generation", |c| {
                     c.execute(
                         "INSERT INTO pgraphrag_generations (key, model, prompt, params, output, seconds) \
@@ -225,8 +212,7 @@ impl GenerationCache {
                          output = EXCLUDED.output, seconds = EXCLUDED.seconds, created = now()",
                         &[&key, &model, &prompt_json, &params_json, &output, &seconds],
                     )
-                })
-                .map_err(pgraphrag_store::Error::from)?;
+                })?;
             }
         }
         Ok(())
@@ -234,16 +220,15 @@ impl GenerationCache {
 
     /// How many generations the cache holds.
     pub fn len(&self) -> Result<usize> {
-        let n: i64 = match &self.backend {
-            Backend::Sqlite(conn) => Self::lock(conn)
+        let n: i64 = match self.store.conn() {
+            Conn::Sqlite(c) => c
                 .query_row("SELECT COUNT(*) FROM generations", [], |r| r.get(0))
-                .map_err(self.err())?,
+                .map_err(self.store.failed("counting generations"))?,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(t) => t
+            Conn::Postgres(t) => t
                 .run("counting generations", |c| {
                     c.query_one("SELECT count(*) FROM pgraphrag_generations", &[])
-                })
-                .map_err(pgraphrag_store::Error::from)?
+                })?
                 .get(0),
         };
         Ok(n.max(0) as usize)
@@ -269,7 +254,7 @@ pub struct CacheStats {
 ///
 /// ```
 /// use pgraphrag_core::{GenParams, Generator, Prompt, Result};
-/// use pgraphrag_eval::{CachedGenerator, GenerationCache};
+/// use pgraphrag_store::{CachedGenerator, GenerationCache};
 ///
 /// struct Echo;
 /// impl Generator for Echo {
@@ -313,7 +298,7 @@ impl<G: Generator> CachedGenerator<G> {
     /// ```
     /// use std::sync::{Arc, Mutex};
     /// use pgraphrag_core::{GenParams, Generator, Prompt, Result};
-    /// use pgraphrag_eval::{CachedGenerator, GenerationCache};
+    /// use pgraphrag_store::{CachedGenerator, GenerationCache};
     /// struct Echo;
     /// impl Generator for Echo {
     ///     fn generate(&self, p: &Prompt, _: &GenParams) -> Result<String> { Ok(p.messages()[0].content.clone()) }
@@ -366,7 +351,11 @@ impl<G: Generator> CachedGenerator<G> {
     }
 
     /// Like [`Generator::generate`], also saying whether the answer came from the cache.
-    pub fn generate_cached(&self, prompt: &Prompt, params: &GenParams) -> Result<(String, bool)> {
+    pub fn generate_cached(
+        &self,
+        prompt: &Prompt,
+        params: &GenParams,
+    ) -> Result<(String, bool), CachedError> {
         if let Some(out) = self.cache.get(&self.model_id, prompt, params)? {
             self.hits.fetch_add(1, Ordering::Relaxed);
             return Ok((out, true));
@@ -375,11 +364,7 @@ impl<G: Generator> CachedGenerator<G> {
         let out = self
             .inner
             .generate(prompt, params)
-            .map_err(|e| Error::Generation {
-                user_id: String::new(),
-                config: String::new(),
-                source: e,
-            })?;
+            .map_err(CachedError::Generator)?;
         self.cache.put(
             &self.model_id,
             prompt,
@@ -400,8 +385,9 @@ impl<G: Generator> CachedGenerator<G> {
         &self,
         prompts: &[Prompt],
         params: &GenParams,
-    ) -> Vec<Result<(String, bool)>> {
-        let mut out: Vec<Option<Result<(String, bool)>>> = Vec::with_capacity(prompts.len());
+    ) -> Vec<Result<(String, bool), CachedError>> {
+        let mut out: Vec<Option<Result<(String, bool), CachedError>>> =
+            Vec::with_capacity(prompts.len());
         let mut todo = Vec::new();
         for (i, p) in prompts.iter().enumerate() {
             match self.cache.get(&self.model_id, p, params) {
@@ -413,7 +399,7 @@ impl<G: Generator> CachedGenerator<G> {
                     todo.push(i);
                     out.push(None);
                 }
-                Err(e) => out.push(Some(Err(e))),
+                Err(e) => out.push(Some(Err(e.into()))),
             }
         }
         if !todo.is_empty() {
@@ -431,28 +417,23 @@ impl<G: Generator> CachedGenerator<G> {
                 let secs = last.elapsed().as_secs_f64();
                 last = Instant::now();
                 out_ref[i] = Some(match r {
-                    Ok(s) => cache.put(model_id, &prompts[i], params, &s, secs).map(|_| {
-                        stored(generated, on_stored, model_id, &prompts[i], params);
-                        (s, false)
-                    }),
-                    Err(e) => Err(Error::Generation {
-                        user_id: String::new(),
-                        config: String::new(),
-                        source: e,
-                    }),
+                    Ok(s) => cache
+                        .put(model_id, &prompts[i], params, &s, secs)
+                        .map(|_| {
+                            stored(generated, on_stored, model_id, &prompts[i], params);
+                            (s, false)
+                        })
+                        .map_err(CachedError::Cache),
+                    Err(e) => Err(CachedError::Generator(e)),
                 });
             });
         }
         out.into_iter()
             .map(|r| {
                 r.unwrap_or_else(|| {
-                    Err(Error::Generation {
-                        user_id: String::new(),
-                        config: String::new(),
-                        source: pgraphrag_core::Error::InvalidInput(
-                            "the generator returned fewer results than prompts".into(),
-                        ),
-                    })
+                    Err(CachedError::Generator(pgraphrag_core::Error::InvalidInput(
+                        "the generator returned fewer results than prompts".into(),
+                    )))
                 })
             })
             .collect()
@@ -475,11 +456,7 @@ fn stored(
 
 impl<G: Generator> Generator for CachedGenerator<G> {
     fn generate(&self, prompt: &Prompt, params: &GenParams) -> pgraphrag_core::Result<String> {
-        match self.generate_cached(prompt, params) {
-            Ok((out, _)) => Ok(out),
-            Err(Error::Generation { source, .. }) => Err(source),
-            Err(e) => Err(e.into()),
-        }
+        Ok(self.generate_cached(prompt, params)?.0)
     }
     fn generate_batch(
         &self,
@@ -488,11 +465,7 @@ impl<G: Generator> Generator for CachedGenerator<G> {
     ) -> Vec<pgraphrag_core::Result<String>> {
         self.generate_cached_batch(prompts, params)
             .into_iter()
-            .map(|r| match r {
-                Ok((out, _)) => Ok(out),
-                Err(Error::Generation { source, .. }) => Err(source),
-                Err(e) => Err(e.into()),
-            })
+            .map(|r| Ok(r?.0))
             .collect()
     }
 }
