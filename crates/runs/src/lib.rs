@@ -19,6 +19,8 @@
 //! - [`pgraphrag`]: PGraphRAG's ranking files (every user's profile of a split, ranked) and its
 //!   generation grid with the evaluation (`pgraphrag bench`).
 //! - [`lora`]: LoRA fine-tuning of the generator.
+//! - `store` (feature `postgres`): a split loaded into the PostgreSQL profile store, and the
+//!   store timed against the in-memory graph.
 //! - [`metrics`]: ROUGE, METEOR and BLEU over prediction/reference pairs.
 //!
 //! Every error is an [`Error`] that says whether the caller's input was at fault
@@ -50,6 +52,8 @@ pub mod metrics;
 pub mod multistage;
 mod names;
 pub mod pgraphrag;
+#[cfg(feature = "postgres")]
+pub mod store;
 mod training;
 
 pub use budget::summary_budget;
