@@ -19,6 +19,10 @@ pub struct GridArgs {
     /// The local GGUF model answering the prompts.
     #[arg(long)]
     model: PathBuf,
+    /// A LoRA adapter trained on --model (`pgraphrag train lora` on `pgraphrag lamp prompts`'
+    /// training file): the fine-tuned regime. Part of the cache key.
+    #[arg(long)]
+    adapter: Option<PathBuf>,
     /// The `tokenizer.json` the token budget counts in (default: the model's own tokenizer).
     #[arg(long)]
     tokenizer: Option<PathBuf>,
@@ -61,8 +65,14 @@ pub struct GridArgs {
     #[arg(long, default_value = "runs/lamp-cache.sqlite")]
     cache: PathBuf,
     /// Output folder.
-    #[arg(long)]
-    out: PathBuf,
+    #[arg(long, required_unless_present = "export_training")]
+    out: Option<PathBuf>,
+    /// Write the grid's supervised examples for fine-tuning to this file instead (JSON lines
+    /// `{"id", "config", "prompt", "target"}`: every cell's prompt of every question, with its
+    /// gold output; `pgraphrag train lora --data` reads them) and generate nothing. Export from
+    /// the training questions; evaluate the adapter (--adapter) on other questions.
+    #[arg(long, conflicts_with_all = ["out", "adapter"])]
+    export_training: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
@@ -77,6 +87,7 @@ pub fn run(a: GridArgs) -> anyhow::Result<()> {
         outputs: a.rows.outputs.clone(),
         task: a.rows.task,
         model: a.model.clone(),
+        adapter: a.adapter.clone(),
         tokenizer: a.tokenizer.clone(),
         summaries: a.summaries.clone(),
         configs,
@@ -90,8 +101,14 @@ pub fn run(a: GridArgs) -> anyhow::Result<()> {
         reading: a.reading.into(),
         batch: a.batch,
         cache: a.cache.clone(),
-        out: a.out.clone(),
+        out: a.out.clone().unwrap_or_default(),
     };
+    if let Some(path) = &a.export_training {
+        crate::output::file("--export-training", path, &inputs(&a))?;
+        let n = spec.export_training(path, &Bar::new(a.quiet))?;
+        eprintln!("wrote {n} training examples to {}", path.display());
+        return Ok(());
+    }
     check_outputs(&a, &spec)?;
     let report = spec.run(&Bar::new(a.quiet))?;
     println!("{}", report.markdown);
@@ -101,26 +118,35 @@ pub fn run(a: GridArgs) -> anyhow::Result<()> {
         report.cached,
         report.generated,
         t0.elapsed().as_secs_f64(),
-        a.out.display()
+        spec.out.display()
     );
     Ok(())
 }
 
-/// Refuses, before the model loads, an --out folder whose files (`results.*`, each cell's and
-/// seed's outputs file) would be an input, a link or not a regular file.
-fn check_outputs(a: &GridArgs, spec: &GridSpec) -> anyhow::Result<()> {
+/// The input files, with their flags, that no output may be.
+fn inputs(a: &GridArgs) -> Vec<crate::output::Input<'_>> {
     let mut inputs = vec![
         ("--questions", a.rows.questions.as_path()),
         ("--outputs", &a.rows.outputs),
         ("--model", &a.model),
         ("--cache", &a.cache),
     ];
-    for (flag, p) in [("--tokenizer", &a.tokenizer), ("--summaries", &a.summaries)] {
+    for (flag, p) in [
+        ("--adapter", &a.adapter),
+        ("--tokenizer", &a.tokenizer),
+        ("--summaries", &a.summaries),
+    ] {
         if let Some(p) = p {
             inputs.push((flag, p));
         }
     }
+    inputs
+}
+
+/// Refuses, before the model loads, an --out folder whose files (`results.*`, each cell's and
+/// seed's outputs file) would be an input, a link or not a regular file.
+fn check_outputs(a: &GridArgs, spec: &GridSpec) -> anyhow::Result<()> {
     let files = spec.output_files();
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
-    crate::output::folder("--out", &a.out, &files, &inputs)
+    crate::output::folder("--out", &spec.out, &files, &inputs(a))
 }

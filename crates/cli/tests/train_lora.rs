@@ -188,3 +188,86 @@ fn train_lora_resumes_and_refuses_bad_data() {
         stderr(&o)
     );
 }
+
+/// LaMP's fine-tuned regime end to end: `lamp grid --export-training` writes one supervised
+/// example per cell and training question (the grid's prompt, the gold output), `train lora`
+/// trains on it, and `lamp grid --adapter` generates with the adapter, cached apart from the
+/// zero-shot answers.
+#[test]
+fn lamp_grid_exports_training_examples_and_runs_with_an_adapter() {
+    let dir = tempfile::tempdir().unwrap();
+    let lamp = dir.path().join("lamp3");
+    let o = run(
+        &["corpus", "lamp", "--task", "LaMP-3"],
+        &[("--from", &support::split("amazon")), ("--out", &lamp)],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let grid = |split: &str, extra: &[&str], paths: &[(&str, &Path)]| {
+        let questions = lamp.join(format!("{split}_questions.json"));
+        let outputs = lamp.join(format!("{split}_outputs.json"));
+        let mut args = vec!["lamp", "grid", "--task", "LaMP-3", "--configs", "base_k1"];
+        args.extend(["--max-length", "128", "--max-new-tokens", "1", "--quiet"]);
+        args.extend(extra);
+        let mut p = vec![
+            ("--questions", questions.as_path()),
+            ("--outputs", outputs.as_path()),
+        ];
+        let m = model();
+        p.push(("--model", &m));
+        p.extend(paths);
+        run(&args, &p)
+    };
+
+    let data = dir.path().join("train.jsonl");
+    let o = grid("train", &["--limit", "2"], &[("--export-training", &data)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&data).unwrap();
+    let golds: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(lamp.join("train_outputs.json")).unwrap())
+            .unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2, "{text}");
+    for (r, g) in records.iter().zip(golds["golds"].as_array().unwrap()) {
+        assert_eq!((&r["id"], &r["target"]), (&g["id"], &g["output"]), "{text}");
+        assert_eq!(r["config"], "base_k1");
+        assert!(
+            r["prompt"]
+                .as_str()
+                .unwrap()
+                .contains("just answer with 1, 2, 3, 4, or 5")
+        );
+    }
+
+    let o = train(&dir.path().join("run"), &data, "1");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let adapter = dir.path().join("run/adapter.safetensors");
+    let cache = dir.path().join("cache.sqlite");
+    let out = dir.path().join("grid");
+    let (tuned, zero_shot) = (
+        grid(
+            "dev",
+            &["--limit", "1"],
+            &[
+                ("--adapter", &adapter),
+                ("--cache", &cache),
+                ("--out", &out),
+            ],
+        ),
+        grid(
+            "dev",
+            &["--limit", "1"],
+            &[("--cache", &cache), ("--out", &out)],
+        ),
+    );
+    for o in [&tuned, &zero_shot] {
+        assert!(o.status.success(), "{}", stderr(o));
+        assert!(
+            stderr(o).contains("1 answers (0 cached, 1 generated)"),
+            "a zero-shot run reused the adapter's answer: {}",
+            stderr(o)
+        );
+    }
+}

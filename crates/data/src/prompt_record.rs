@@ -1,7 +1,7 @@
 //! The supervised example of the generator's fine-tuning: a prompt as the bench sends it and
 //! the answer wanted, one JSON line each (`pgraphrag bench --export-prompts` writes them,
 //! `pgraphrag train lora` reads them).
-use pgraphrag_core::Prompt;
+use pgraphrag_core::{Prompt, Role};
 use serde::{Deserialize, Serialize};
 
 /// One supervised example: a prompt as the bench sends it, and the answer wanted, in the
@@ -39,6 +39,45 @@ pub struct PromptRecord {
 }
 
 impl PromptRecord {
+    /// The record of `prompt` (a user message, a system message then a user message, or a
+    /// raw string) answered by `target`; `None` for any other chat, which a record cannot
+    /// hold.
+    ///
+    /// ```
+    /// use pgraphrag_core::Prompt;
+    /// use pgraphrag_data::PromptRecord;
+    /// let p = Prompt::user("P").with_system("S");
+    /// let r = PromptRecord::from_prompt("u1", "none_k1", &p, "Rating: 4").unwrap();
+    /// assert_eq!((r.system.as_deref(), r.raw), (Some("S"), false));
+    /// assert_eq!(r.to_prompt(), p);
+    /// assert!(PromptRecord::from_prompt("u1", "x", &Prompt::Raw("R".into()), "t").unwrap().raw);
+    /// ```
+    pub fn from_prompt(
+        id: impl Into<String>,
+        config: impl Into<String>,
+        prompt: &Prompt,
+        target: impl Into<String>,
+    ) -> Option<PromptRecord> {
+        let (system, text, raw) = match prompt {
+            Prompt::Raw(s) => (None, s.clone(), true),
+            Prompt::Chat(m) => match m.as_slice() {
+                [u] if u.role == Role::User => (None, u.content.clone(), false),
+                [s, u] if s.role == Role::System && u.role == Role::User => {
+                    (Some(s.content.clone()), u.content.clone(), false)
+                }
+                _ => return None,
+            },
+        };
+        Some(PromptRecord {
+            id: id.into(),
+            config: config.into(),
+            system,
+            prompt: text,
+            target: target.into(),
+            raw,
+        })
+    }
+
     /// The [`Prompt`] the record stands for: the chat (system message, then the user
     /// message), or the raw string.
     pub fn to_prompt(&self) -> Prompt {

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use pgraphrag_core::{Prompt, RankedProfile, Role};
+use pgraphrag_core::{Prompt, RankedProfile};
 pub use pgraphrag_data::PromptRecord;
 use pgraphrag_prompt::pgraphrag::Task;
 
@@ -65,37 +65,22 @@ impl Bench {
                 if !seen.insert(prompt.clone()) {
                     continue;
                 }
-                let (system, text, raw) = split_prompt(&prompt).ok_or_else(|| {
+                let record = PromptRecord::from_prompt(
+                    p.user_id.clone(),
+                    c.to_string(),
+                    &prompt,
+                    answer_text(self.task, &g),
+                )
+                .ok_or_else(|| {
                     Error::InvalidInput(format!(
                         "the prompt of user {} ({c}) is not a system + user chat nor a raw string",
                         p.user_id
                     ))
                 })?;
-                out.push(PromptRecord {
-                    id: p.user_id.clone(),
-                    config: c.to_string(),
-                    system,
-                    prompt: text,
-                    target: answer_text(self.task, &g),
-                    raw,
-                });
+                out.push(record);
             }
         }
         Ok(out)
-    }
-}
-
-/// `(system, user text, raw)` of a prompt the bench builds.
-fn split_prompt(prompt: &Prompt) -> Option<(Option<String>, String, bool)> {
-    match prompt {
-        Prompt::Raw(s) => Some((None, s.clone(), true)),
-        Prompt::Chat(m) => match m.as_slice() {
-            [u] if u.role == Role::User => Some((None, u.content.clone(), false)),
-            [s, u] if s.role == Role::System && u.role == Role::User => {
-                Some((Some(s.content.clone()), u.content.clone(), false))
-            }
-            _ => None,
-        },
     }
 }
 

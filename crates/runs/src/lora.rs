@@ -144,3 +144,25 @@ impl LoraSpec {
         })
     }
 }
+
+/// Applies the LoRA adapter (checked against the GGUF file it must have been trained on) to
+/// the model, on either engine.
+pub(crate) fn apply_adapter(
+    model: &mut GgufModel,
+    gguf: &Path,
+    adapter: &Path,
+    progress: &dyn Progress,
+) -> Result<()> {
+    let what = || format!("the adapter {}", adapter.display());
+    let lora = Lora::load_for_gguf(gguf, adapter).map_err(Error::input(what()))?;
+    let ad = lora.to_adapter()?;
+    progress.note(&format!(
+        "adapter {}: {} ({} updates, rank {}, alpha {})",
+        adapter.display(),
+        ad.id(),
+        ad.len(),
+        lora.config().rank,
+        lora.config().alpha
+    ));
+    model.set_adapter(Some(ad)).map_err(Error::input(what()))
+}

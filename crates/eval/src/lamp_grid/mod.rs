@@ -49,7 +49,7 @@ use std::str::FromStr;
 use std::time::Instant;
 
 use pgraphrag_core::{
-    GenParams, Generator, LampQuestion, LampTask, Progress, Prompt, SummaryScope,
+    GenParams, Generator, LampGold, LampQuestion, LampTask, Progress, Prompt, SummaryScope,
 };
 use pgraphrag_prompt::lamp::{LampTokenizer, SummaryPlacement};
 use serde::{Deserialize, Serialize};
@@ -226,6 +226,57 @@ impl LampGrid {
             temperature: 0.0,
             ..Default::default()
         }
+    }
+
+    /// The supervised examples of `plan` for fine-tuning (`pgraphrag train lora`): one
+    /// [`pgraphrag_data::PromptRecord`] per cell and question, the prompt as this grid hands it to
+    /// the model ([`LampGrid::wrapper`]) and the question's gold output as the target. A
+    /// question without a gold in `golds` is an [`Error::InvalidInput`] naming it.
+    ///
+    /// ```
+    /// use pgraphrag_core::{LampGold, LampTask};
+    /// use pgraphrag_eval::lamp::LampPromptRecord;
+    /// use pgraphrag_eval::lamp_grid::{LampGrid, LampPlan, table3_configs};
+    /// let grid = LampGrid::new(LampTask::Lamp3, table3_configs()[..1].to_vec());
+    /// let rec = LampPromptRecord { id: "q1".into(), query: None, ranked_ids: vec![],
+    ///                              prompt: "Rate it.".into(), unchanged: None, retries: 0 };
+    /// let plan = LampPlan { cells: vec![(grid.configs[0], vec![rec], Default::default())], ids: vec!["q1".into()] };
+    /// let golds = [LampGold { id: "q1".into(), output: "4".into() }];
+    /// let r = &grid.training_records(&plan, &golds).unwrap()[0];
+    /// assert_eq!((r.prompt.as_str(), r.target.as_str(), r.config.as_str()), ("Rate it.", "4", "base_k0"));
+    /// ```
+    pub fn training_records(
+        &self,
+        plan: &LampPlan,
+        golds: &[LampGold],
+    ) -> Result<Vec<pgraphrag_data::PromptRecord>> {
+        let gold: HashMap<&str, &str> = golds
+            .iter()
+            .map(|g| (g.id.as_str(), g.output.as_str()))
+            .collect();
+        let mut out = Vec::new();
+        for (config, records, _) in &plan.cells {
+            for r in records {
+                let target = gold.get(r.id.as_str()).ok_or_else(|| {
+                    Error::InvalidInput(format!("question {:?} has no gold output", r.id))
+                })?;
+                let prompt = self.wrapper.wrap(r.prompt.clone());
+                let record = pgraphrag_data::PromptRecord::from_prompt(
+                    r.id.clone(),
+                    config.to_string(),
+                    &prompt,
+                    *target,
+                )
+                .ok_or_else(|| {
+                    Error::InvalidInput(format!(
+                        "the prompt of question {:?} ({config}) is not a system + user chat nor a raw string",
+                        r.id
+                    ))
+                })?;
+                out.push(record);
+            }
+        }
+        Ok(out)
     }
 
     /// Builds every cell's prompts. `summaries` maps a question's summary key

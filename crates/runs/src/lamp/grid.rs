@@ -34,6 +34,10 @@ pub struct GridSpec {
     pub task: LampTask,
     /// The local GGUF model answering the prompts.
     pub model: PathBuf,
+    /// A LoRA adapter trained on [`GridSpec::model`] (`pgraphrag train lora`), added to it
+    /// (the fine-tuned regime); part of the generation cache's key.
+    #[serde(default)]
+    pub adapter: Option<PathBuf>,
     /// The `tokenizer.json` the token budget counts in (`None`: the model's own tokenizer).
     pub tokenizer: Option<PathBuf>,
     /// User summaries as JSON lines `{"id", "summary"}`; needed by the `sum_*` cells.
@@ -66,6 +70,15 @@ pub struct GridSpec {
     pub out: PathBuf,
 }
 
+/// What [`GridSpec::run`] and [`GridSpec::export_training`] start from.
+struct Prepared {
+    questions: Vec<pgraphrag_core::LampQuestion>,
+    golds: Vec<LampGold>,
+    model: GgufModel,
+    grid: LampGrid,
+    plan: pgraphrag_eval::lamp_grid::LampPlan,
+}
+
 /// What a [`GridSpec`] run did (its files are in [`GridSpec::out`]).
 #[derive(Debug, Clone)]
 pub struct GridReport {
@@ -95,6 +108,7 @@ impl GridSpec {
             outputs: outputs.into(),
             task,
             model: model.into(),
+            adapter: None,
             tokenizer: None,
             summaries: None,
             configs: None,
@@ -129,8 +143,8 @@ impl GridSpec {
         files
     }
 
-    /// Runs the grid and writes its files.
-    pub fn run(&self, progress: &dyn Progress) -> Result<GridReport> {
+    /// The questions, their golds, the model (with its adapter), the grid and its prompts.
+    fn prepare(&self, progress: &dyn Progress) -> Result<Prepared> {
         let task = self.task;
         let mut questions = read_questions(&self.questions, task, "; there is nothing to score")?;
         if let Some(n) = self.limit {
@@ -163,9 +177,12 @@ impl GridSpec {
             ),
             None => None,
         };
-        let model = GgufModel::load(&self.model, GgufOptions::default()).map_err(Error::work(
-            format!("loading the GGUF model {}", self.model.display()),
-        ))?;
+        let mut model = GgufModel::load(&self.model, GgufOptions::default()).map_err(
+            Error::work(format!("loading the GGUF model {}", self.model.display())),
+        )?;
+        if let Some(adapter) = &self.adapter {
+            crate::lora::apply_adapter(&mut model, &self.model, adapter, progress)?;
+        }
         let tok: HfTokenizer = match own_tok {
             Some(t) => t,
             // Byte-level BPE decodes exactly: no transformers clean-up.
@@ -194,7 +211,37 @@ impl GridSpec {
                 s.unchanged()
             ));
         }
+        Ok(Prepared {
+            questions,
+            golds,
+            model,
+            grid,
+            plan,
+        })
+    }
 
+    /// Writes the grid's supervised examples for fine-tuning to `out` (JSON lines of
+    /// [`pgraphrag_data::PromptRecord`]: one per cell and question, the prompt as the grid
+    /// sends it, the gold output as the target; `pgraphrag train lora --data` reads them) and
+    /// returns how many. Nothing is generated. Build it from the training questions, and
+    /// evaluate the adapter ([`GridSpec::adapter`]) on another questions file.
+    pub fn export_training(&self, out: &std::path::Path, progress: &dyn Progress) -> Result<usize> {
+        let p = self.prepare(progress)?;
+        let records = p.grid.training_records(&p.plan, &p.golds)?;
+        pgraphrag_eval::write_prompt_records(out, &records)?;
+        Ok(records.len())
+    }
+
+    /// Runs the grid and writes its files.
+    pub fn run(&self, progress: &dyn Progress) -> Result<GridReport> {
+        let task = self.task;
+        let Prepared {
+            questions,
+            golds,
+            model,
+            grid,
+            plan,
+        } = self.prepare(progress)?;
         if let Some(dir) = self.cache.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(Error::work(format!("creating {}", dir.display())))?;

@@ -24,7 +24,6 @@ use pgraphrag_llm::{
 use pgraphrag_prompt::pgraphrag::{Mode, Task};
 use pgraphrag_retrieval::profile::ProfileRanker;
 use pgraphrag_stages::{EntryFormat, LlmSummarizer, SummarizeJob, SummaryPrompt, SummaryStore};
-use pgraphrag_train::Lora;
 use serde::{Deserialize, Serialize};
 
 use super::source::{load_split, open_profiles, scorer};
@@ -439,7 +438,7 @@ impl BenchSpec {
             path.display()
         )))?;
         if let Some(adapter) = adapter {
-            apply_adapter(&mut model, path, adapter, progress)?;
+            crate::lora::apply_adapter(&mut model, path, adapter, progress)?;
         }
         // Which engine and kernels this CPU got (the kernels change speed, never results).
         progress.note(&format!(
@@ -541,26 +540,4 @@ fn p_value_table(table: &ResultsTable, p: &[Vec<f64>], baseline: RunConfig) -> S
         out.push('\n');
     }
     out
-}
-
-/// Applies the LoRA adapter (checked against the GGUF file it must have been trained on) to
-/// the model, on either engine.
-fn apply_adapter(
-    model: &mut GgufModel,
-    gguf: &Path,
-    adapter: &Path,
-    progress: &dyn Progress,
-) -> Result<()> {
-    let what = || format!("the adapter {}", adapter.display());
-    let lora = Lora::load_for_gguf(gguf, adapter).map_err(Error::input(what()))?;
-    let ad = lora.to_adapter()?;
-    progress.note(&format!(
-        "adapter {}: {} ({} updates, rank {}, alpha {})",
-        adapter.display(),
-        ad.id(),
-        ad.len(),
-        lora.config().rank,
-        lora.config().alpha
-    ));
-    model.set_adapter(Some(ad)).map_err(Error::input(what()))
 }
