@@ -109,9 +109,7 @@ impl EmbedSpec {
             Some(p) => Some(open_location(
                 p,
                 "the embedding cache",
-                EmbeddingCache::open,
-                #[cfg(feature = "postgres")]
-                EmbeddingCache::open_postgres,
+                EmbeddingCache::open_location,
             )?),
             None => None,
         };

@@ -4,20 +4,20 @@ use std::path::Path;
 
 use crate::{Error, Result};
 
-/// An artifact store at `location`: a SQLite file, or (feature `postgres`) a PostgreSQL URL;
-/// one that does not open is the caller's input at fault.
+/// An artifact store at `location`, opened by `open` (a store's `open_location`: a SQLite
+/// file, or with the feature `postgres` a PostgreSQL URL); one that does not open is the
+/// caller's input at fault.
 pub(crate) fn open_location<T, E: std::error::Error + Send + Sync + 'static>(
     location: &Path,
     what: &str,
-    sqlite: impl FnOnce(&Path) -> std::result::Result<T, E>,
-    #[cfg(feature = "postgres")] postgres: impl FnOnce(&str) -> std::result::Result<T, E>,
+    open: impl FnOnce(&Path) -> std::result::Result<T, E>,
 ) -> Result<T> {
     let url = location
         .to_str()
         .filter(|s| pgraphrag_store::is_postgres_url(s));
     match url {
         #[cfg(feature = "postgres")]
-        Some(url) => postgres(url).map_err(Error::input(format!(
+        Some(url) => open(location).map_err(Error::input(format!(
             "{what} {}",
             pgraphrag_store::postgres::redact(url)
         ))),
@@ -25,7 +25,7 @@ pub(crate) fn open_location<T, E: std::error::Error + Send + Sync + 'static>(
         Some(_) => Err(Error::Setting(format!(
             "{what} at a postgres:// URL needs pgraphrag built with PostgreSQL support (feature `postgres`)"
         ))),
-        None => sqlite(location).map_err(Error::invalid),
+        None => open(location).map_err(Error::invalid),
     }
 }
 

@@ -174,6 +174,14 @@ impl SummaryStore {
         })
     }
 
+    /// Opens `location`: a PostgreSQL URL (feature `postgres`) or a SQLite file path
+    /// ([`Artifacts::open_location`]).
+    pub fn open_location(location: &Path) -> Result<Self> {
+        Ok(SummaryStore {
+            store: Artifacts::open_location(location, &ARTIFACT)?,
+        })
+    }
+
     /// A store in memory only (tests, one-off runs).
     ///
     /// ```

@@ -145,7 +145,8 @@ impl Artifacts {
     }
 
     /// Opens `location`: a PostgreSQL URL (`postgres://...`, feature `postgres`) or a SQLite
-    /// file path. A URL in a build without the feature is [`Error::NoPostgres`].
+    /// file path, the one rule of every option that takes either. A URL in a build without the
+    /// feature is [`Error::NoPostgres`].
     ///
     /// ```
     /// # use pgraphrag_store::artifacts::{Artifact, Artifacts};
@@ -154,19 +155,22 @@ impl Artifacts {
     /// #     ddl: "CREATE TABLE IF NOT EXISTS notes (k TEXT);" }, options: Default::default(), postgres: None };
     /// let dir = tempfile::tempdir().unwrap();
     /// let path = dir.path().join("notes.sqlite");
-    /// let store = Artifacts::open_location(path.to_str().unwrap(), &notes).unwrap();
+    /// let store = Artifacts::open_location(&path, &notes).unwrap();
     /// assert_eq!(store.location(), path);
     /// ```
-    pub fn open_location(location: &str, artifact: &Artifact<'_>) -> Result<Self> {
-        if crate::is_postgres_url(location) {
+    pub fn open_location(location: &Path, artifact: &Artifact<'_>) -> Result<Self> {
+        if let Some(url) = location.to_str().filter(|s| is_postgres_url(s)) {
             #[cfg(feature = "postgres")]
-            return Self::open_postgres(location, artifact);
+            return Self::open_postgres(url, artifact);
             #[cfg(not(feature = "postgres"))]
-            return Err(Error::NoPostgres {
-                kind: artifact.kind(),
-            });
+            {
+                let _ = url;
+                return Err(Error::NoPostgres {
+                    kind: artifact.kind(),
+                });
+            }
         }
-        Self::open(Path::new(location), artifact)
+        Self::open(location, artifact)
     }
 
     /// The file (`:memory:` for [`in_memory`](Self::in_memory), the URL without its password
@@ -211,4 +215,16 @@ impl Artifacts {
             source: Box::new(source),
         }
     }
+}
+
+/// Whether a store location is a PostgreSQL connection URL (`postgres://...` or
+/// `postgresql://...`) rather than a file path: the one rule every option that takes either
+/// follows.
+///
+/// ```
+/// assert!(pgraphrag_store::is_postgres_url("postgres://u@127.0.0.1:55432/db"));
+/// assert!(!pgraphrag_store::is_postgres_url("runs/x/cache.sqlite"));
+/// ```
+pub fn is_postgres_url(location: &str) -> bool {
+    location.starts_with("postgres://") || location.starts_with("postgresql://")
 }

@@ -123,6 +123,12 @@ impl GenerationCache {
         Artifacts::open_postgres(url, &ARTIFACT).map(|store| GenerationCache { store })
     }
 
+    /// Opens `location`: a PostgreSQL URL (feature `postgres`) or a SQLite file path
+    /// ([`Artifacts::open_location`]).
+    pub fn open_location(location: &Path) -> Result<Self> {
+        Artifacts::open_location(location, &ARTIFACT).map(|store| GenerationCache { store })
+    }
+
     /// A cache that lives in memory only (for tests and one-off runs).
     pub fn in_memory() -> Result<Self> {
         Artifacts::in_memory(&ARTIFACT).map(|store| GenerationCache { store })

@@ -35,21 +35,9 @@ pub mod queue;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 
-pub use artifacts::{Artifact, Artifacts, Conn};
+pub use artifacts::{Artifact, Artifacts, Conn, is_postgres_url};
 pub use generation::{CacheStats, CachedError, CachedGenerator, GenerationCache};
 pub use sqlite::{Error, Result};
-
-/// Whether a store location is a PostgreSQL connection URL (`postgres://...` or
-/// `postgresql://...`) rather than a file path: the one rule every option that takes either
-/// follows.
-///
-/// ```
-/// assert!(pgraphrag_store::is_postgres_url("postgres://u@127.0.0.1:55432/db"));
-/// assert!(!pgraphrag_store::is_postgres_url("runs/x/cache.sqlite"));
-/// ```
-pub fn is_postgres_url(location: &str) -> bool {
-    location.starts_with("postgres://") || location.starts_with("postgresql://")
-}
 
 /// The README's examples, run as doctests.
 #[cfg(doctest)]

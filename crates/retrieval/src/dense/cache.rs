@@ -102,6 +102,14 @@ impl EmbeddingCache {
         })
     }
 
+    /// Opens `location`: a PostgreSQL URL (feature `postgres`) or a SQLite file path
+    /// ([`Artifacts::open_location`]).
+    pub fn open_location(location: &Path) -> Result<Self> {
+        Ok(EmbeddingCache {
+            store: Artifacts::open_location(location, &ARTIFACT)?,
+        })
+    }
+
     /// A cache in memory only (for tests and one-off runs).
     pub fn in_memory() -> Result<Self> {
         Ok(EmbeddingCache {

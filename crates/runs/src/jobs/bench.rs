@@ -17,8 +17,9 @@ use pgraphrag_llm::{
 };
 use serde::{Deserialize, Serialize};
 
+use super::common::{Error, Result, UnitRange};
 use super::rank::RankCache;
-use super::{Error, RankSpec, Result, UnitMessage};
+use super::rank::RankSpec;
 use pgraphrag_eval::{Bench, CachedGenerator, GenerationCache};
 
 /// What a bench job computes: the grid `bench` over the users `rank` ranks, answered by a local
@@ -123,7 +124,7 @@ impl BenchSpec {
     /// ```
     pub fn check(&self) -> Result<String> {
         self.check_grid()?;
-        let model = super::load_gguf(&self.model, self.options())?;
+        let model = super::common::load_gguf(&self.model, self.options())?;
         open_cache(&self.cache)?;
         Ok(model.cache_id())
     }
@@ -151,13 +152,7 @@ impl BenchSpec {
 
 /// Opens the generation cache at `location`.
 fn open_cache(location: &str) -> Result<GenerationCache> {
-    super::open_artifact(
-        location,
-        "generation cache",
-        GenerationCache::open,
-        #[cfg(feature = "postgres")]
-        GenerationCache::open_postgres,
-    )
+    super::common::open_artifact(location, "generation cache", GenerationCache::open_location)
 }
 
 /// A loaded model wrapped in its cache, and what it was loaded for.
@@ -179,7 +174,7 @@ pub(crate) struct BenchCache {
 impl BenchCache {
     /// Ranks the unit's users, then answers every grid prompt of theirs the cache lacks.
     /// Returns the users done.
-    pub(crate) fn run(&mut self, msg: &UnitMessage, spec: &BenchSpec) -> Result<usize> {
+    pub(crate) fn run(&mut self, msg: UnitRange<'_>, spec: &BenchSpec) -> Result<usize> {
         spec.check_grid()?;
         let rows = self.rank.run(msg, &spec.rank)?;
         // The prompts read the ranking file's values (`int()` ratings, `"None"` strings), as
@@ -198,7 +193,7 @@ impl BenchCache {
         });
         if !same {
             self.loaded = None;
-            let model = super::load_gguf(&spec.model, spec.options())?;
+            let model = super::common::load_gguf(&spec.model, spec.options())?;
             let id = model.cache_id();
             self.loaded = Some(Loaded {
                 model: spec.model.clone(),
@@ -212,123 +207,11 @@ impl BenchCache {
             // The cache's connection may be what failed: the next unit opens a fresh one.
             self.loaded = None;
             return Err(Error::Work {
-                job: msg.job.clone(),
+                job: msg.job.to_string(),
                 unit: msg.unit,
                 source: Box::new(source),
             });
         }
         Ok(profiles.len())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::{JobRunner, JobSpec, UnitOutcome, plan, test_model, test_split};
-    use super::*;
-    use pgraphrag_core::{NoProgress, Task};
-    use pgraphrag_prompt::pgraphrag::Mode;
-    use pgraphrag_retrieval::profile::ProfileRanker;
-
-    #[test]
-    fn units_out_of_order_fill_the_cache_and_the_bench_then_generates_nothing() {
-        let Some(model) = test_model() else { return };
-        let dir = tempfile::tempdir().unwrap();
-        let split_path = test_split(dir.path());
-        let cache = dir.path().join("cache.sqlite");
-        let bench = Bench::new(
-            Task::Rating,
-            pgraphrag_eval::pgraphrag_grid(&[Mode::None, Mode::User, Mode::Random], &[1]),
-        );
-        let rank = RankSpec::new(&split_path, Task::Rating, 7);
-        let spec = BenchSpec::new(rank, bench.clone(), &model, cache.display().to_string());
-        let id = spec.check().unwrap();
-        let store = dir.path().join("jobs.sqlite").display().to_string();
-        let planned = plan(&JobSpec::Bench(Box::new(spec.clone())), &store, 3).unwrap();
-        assert_eq!(planned.units.len(), 3);
-        let (mut a, mut b) = (JobRunner::sqlite("a"), JobRunner::sqlite("b"));
-        // Out of order on two runners: the random reviews follow the one seeded stream.
-        for (i, u) in [2, 0, 1].iter().enumerate() {
-            let r = if i % 2 == 0 { &mut a } else { &mut b };
-            let out = r.run(&planned.units[*u].payload).unwrap();
-            assert!(matches!(out, UnitOutcome::Stored { .. }), "{out:?}");
-        }
-        assert_eq!(
-            a.run(&planned.units[1].payload).unwrap(),
-            UnitOutcome::AlreadyDone
-        );
-
-        // `pgraphrag bench`'s ranking and grid over every user, from the job's cache.
-        let split = pgraphrag_data::load_split(&split_path).unwrap();
-        let recipe = pgraphrag_eval::Recipe::ReleasedCode;
-        let graph = recipe.graph(&split);
-        let ranker = ProfileRanker::new(recipe.bm25(), spec.rank.profile_options());
-        let ranked = pgraphrag_eval::rank_all(
-            &split,
-            &graph,
-            recipe.id_policy(),
-            Task::Rating,
-            ranker,
-            &NoProgress,
-        )
-        .unwrap();
-        let profiles: Vec<_> = ranked
-            .iter()
-            .map(|p| RankingRecord::from_profile(p).to_profile())
-            .collect();
-        assert!(profiles.iter().any(|p| p.random.is_some()));
-        let m = GgufModel::load(&model, spec.options()).unwrap();
-        let cached = CachedGenerator::new(&m, id.clone(), GenerationCache::open(&cache).unwrap());
-        let (outputs, stats) = bench.run(&profiles, &cached).unwrap();
-        assert_eq!(stats.generated, 0, "{stats:?}");
-        assert_eq!(stats.cache_hits, stats.unique_prompts);
-        // The same answers as generating them in one run.
-        let fresh = CachedGenerator::new(&m, id, GenerationCache::in_memory().unwrap());
-        let (direct, s) = bench.run(&profiles, &fresh).unwrap();
-        assert_eq!(s.generated, s.unique_prompts);
-        assert_eq!(outputs, direct);
-    }
-
-    #[test]
-    fn unusable_grids_are_refused() {
-        let rank = RankSpec::new("/d/s.json".as_ref(), Task::Title, 3);
-        let empty = BenchSpec::new(rank.clone(), Bench::new(Task::Title, vec![]), "/m", "/c");
-        assert!(empty.check().unwrap_err().to_string().contains("no cells"));
-        let grid = pgraphrag_eval::pgraphrag_grid(&[Mode::None], &[1]);
-        let mut other = BenchSpec::new(
-            rank.clone(),
-            Bench::new(Task::Title, grid.clone()),
-            "/m",
-            "/c",
-        );
-        other.rank.task = Task::Rating;
-        assert!(
-            other
-                .check()
-                .unwrap_err()
-                .to_string()
-                .contains("not the ranking's")
-        );
-        let mut summaries = BenchSpec::new(rank, Bench::new(Task::Title, grid), "/m", "/c");
-        summaries
-            .bench
-            .item_summaries
-            .insert("k".into(), "v".into());
-        assert!(
-            summaries
-                .check()
-                .unwrap_err()
-                .to_string()
-                .contains("item summaries")
-        );
-        let missing = BenchSpec::new(
-            RankSpec::new("/d/s.json".as_ref(), Task::Title, 3),
-            Bench::new(
-                Task::Title,
-                pgraphrag_eval::pgraphrag_grid(&[Mode::None], &[1]),
-            ),
-            "/no/such/model.gguf",
-            "/c",
-        );
-        assert!(matches!(missing.check(), Err(Error::Input { .. })));
     }
 }

@@ -9,7 +9,7 @@ use pgraphrag_retrieval::dense::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::{Error, Result, UnitMessage};
+use super::common::{Error, Result, UnitRange};
 
 /// What an embedding job encodes: the texts of a JSON-lines file (`{"id": …, "text": …}`, the
 /// input of `pgraphrag embed`) with a BERT model into an embedding cache.
@@ -112,7 +112,7 @@ impl EmbedCache {
 
     /// Encodes the unit's texts into the cache (texts already there are read, not encoded;
     /// one cache transaction per chunk of texts). Returns the number of texts.
-    pub(crate) fn run(&mut self, msg: &UnitMessage, spec: &EmbedSpec) -> Result<usize> {
+    pub(crate) fn run(&mut self, msg: UnitRange<'_>, spec: &EmbedSpec) -> Result<usize> {
         let pooling = spec.pooling()?;
         let l = self.load(spec)?;
         let refs: Vec<&str> = l.texts[msg.start..msg.end]

@@ -41,7 +41,6 @@
 //! assert_eq!((jobs[0].units_done, jobs[0].records), (2, 3));
 //! ```
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -49,132 +48,23 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 mod bench;
+#[cfg(test)]
+mod bench_tests;
+mod common;
 mod embed;
 mod rank;
 mod sink;
 mod summarize;
+#[cfg(test)]
+mod summarize_tests;
 
 pub use bench::BenchSpec;
+use common::UnitRange;
+pub use common::{Error, Result};
 pub use embed::{EmbedSpec, count_texts};
 pub use rank::{RankSpec, StoreProfiles, export_ranking};
 pub use sink::{JobInfo, JobProgress, JobStore, ResultSink, UnitDone};
 pub use summarize::{SummarizeSpec, count_users};
-
-/// Errors of the jobs.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// A payload is not a unit of a known job kind.
-    #[error(
-        "not a pgraphrag job unit ({reason}); was it submitted by another pgraphrag version? resubmit the job"
-    )]
-    BadUnit {
-        /// What is wrong.
-        reason: String,
-    },
-    /// A job specification or plan is unusable.
-    #[error("invalid job: {0}")]
-    InvalidJob(String),
-    /// The job store could not be opened.
-    #[error(transparent)]
-    StoreOpen(Box<pgraphrag_store::Error>),
-    /// The job store failed.
-    #[error(
-        "job store {path} failed (check permissions and free disk space; every finished unit stays stored)"
-    )]
-    Store {
-        /// The file.
-        path: PathBuf,
-        /// The SQLite error.
-        #[source]
-        source: rusqlite::Error,
-    },
-    /// The store holds a job with this id but another specification.
-    #[error(
-        "job store {path}: job {job} is registered with another specification; use another store"
-    )]
-    JobMismatch {
-        /// The job id.
-        job: String,
-        /// The store.
-        path: PathBuf,
-    },
-    /// The store location is of a kind this build cannot open.
-    #[error(
-        "result store {store:?}: only SQLite files are supported by this build (pass a file path)"
-    )]
-    UnsupportedStore {
-        /// The location as given.
-        store: String,
-    },
-    /// An input file (a split, a texts file) cannot be read, or changed since the job was
-    /// submitted.
-    #[error("{path}: {reason}")]
-    Input {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        reason: String,
-    },
-    /// An input file cannot be read or is not valid: the reader's error names the file and
-    /// the record, line and field.
-    #[error(transparent)]
-    Data(Box<pgraphrag_data::Error>),
-    /// A texts file (JSON lines) cannot be read or is not valid: the reader's error names the
-    /// file, the line and the field.
-    #[error(transparent)]
-    Texts(Box<pgraphrag_data::JsonlError>),
-    /// A job's profile store cannot be used (feature `postgres`).
-    #[cfg(feature = "postgres")]
-    #[error(transparent)]
-    Profiles(Box<pgraphrag_eval::store::StoreError>),
-    /// A job's work failed (ranking a user, say).
-    #[error("job {job} unit {unit}")]
-    Work {
-        /// The job id.
-        job: String,
-        /// The unit.
-        unit: u64,
-        /// What failed.
-        #[source]
-        source: Box<pgraphrag_eval::Error>,
-    },
-    /// Summarising a unit's users failed (the summary store, or some users' summaries: a
-    /// retry summarises only the users the store lacks).
-    #[error("job {job} unit {unit}: {reason}")]
-    Summarize {
-        /// The job id.
-        job: String,
-        /// The unit.
-        unit: u64,
-        /// What failed.
-        reason: String,
-    },
-    /// A job is not finished, so its result cannot be exported yet.
-    #[error(
-        "job {job} is not finished: {done} of {total} records stored (run `pgraphrag worker`, see `pgraphrag queue status`)"
-    )]
-    Incomplete {
-        /// The job id.
-        job: String,
-        /// Records stored.
-        done: u64,
-        /// Records the job produces.
-        total: u64,
-    },
-    /// Writing an exported file failed.
-    #[error("cannot write {path}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-/// `Result` with [`Error`].
-pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// A job: what to compute, independent of how it is split.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -214,68 +104,6 @@ impl JobSpec {
     }
 }
 
-/// Opens an artifact store (`what` names it in errors) at `location`: `sqlite` opens a file
-/// path, `postgres` a `postgres://` URL (feature `postgres`; without it a URL is
-/// [`Error::UnsupportedStore`]).
-fn open_artifact<T, E: std::error::Error + 'static>(
-    location: &str,
-    what: &str,
-    sqlite: impl FnOnce(&std::path::Path) -> std::result::Result<T, E>,
-    #[cfg(feature = "postgres")] postgres: impl FnOnce(&str) -> std::result::Result<T, E>,
-) -> Result<T> {
-    let is_url = pgraphrag_store::is_postgres_url(location);
-    let opened = if is_url {
-        #[cfg(feature = "postgres")]
-        {
-            postgres(location)
-        }
-        #[cfg(not(feature = "postgres"))]
-        {
-            return Err(Error::UnsupportedStore {
-                store: location.to_string(),
-            });
-        }
-    } else {
-        sqlite(std::path::Path::new(location))
-    };
-    opened.map_err(|e| {
-        #[cfg(feature = "postgres")]
-        let shown = if is_url {
-            pgraphrag_store::postgres::redact(location)
-        } else {
-            location.to_string()
-        };
-        #[cfg(not(feature = "postgres"))]
-        let shown = location;
-        Error::InvalidJob(format!(
-            "{what} {shown}: {}",
-            pgraphrag_core::error_chain(&e)
-        ))
-    })
-}
-
-/// Loads the GGUF model at `path` with `options` for a job (a missing file is
-/// [`Error::Input`], a model that does not load [`Error::InvalidJob`]).
-fn load_gguf(
-    path: &std::path::Path,
-    options: pgraphrag_llm::GgufOptions,
-) -> Result<pgraphrag_llm::GgufModel> {
-    if !path.is_file() {
-        return Err(Error::Input {
-            path: path.to_path_buf(),
-            reason: "model file not found (scripts/fetch-llms.sh --smollm-only fetches SmolLM2)"
-                .into(),
-        });
-    }
-    pgraphrag_llm::GgufModel::load(path, options).map_err(|e| {
-        Error::InvalidJob(format!(
-            "loading the model {}: {}",
-            path.display(),
-            pgraphrag_core::error_chain(&e)
-        ))
-    })
-}
-
 /// One unit as carried by a queue (the payload is this, as JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UnitMessage {
@@ -293,6 +121,18 @@ pub struct UnitMessage {
     pub end: usize,
     /// The job.
     pub spec: JobSpec,
+}
+
+impl UnitMessage {
+    /// The part of the unit a handler reads.
+    fn range(&self) -> UnitRange<'_> {
+        UnitRange {
+            job: &self.job,
+            unit: self.unit,
+            start: self.start,
+            end: self.end,
+        }
+    }
 }
 
 /// A unit ready for a queue.
@@ -474,13 +314,13 @@ impl JobRunner {
         // Rows for the store, and the items done (records, texts encoded, users summarised).
         let (records, n) = match &msg.spec {
             JobSpec::Rank(spec) => {
-                let r = self.rank.run(&msg, spec)?;
+                let r = self.rank.run(msg.range(), spec)?;
                 let n = r.len();
                 (r, n)
             }
-            JobSpec::Embed(spec) => (Vec::new(), self.embed.run(&msg, spec)?),
-            JobSpec::Summarize(spec) => (Vec::new(), self.summarize.run(&msg, spec)?),
-            JobSpec::Bench(spec) => (Vec::new(), self.bench.run(&msg, spec)?),
+            JobSpec::Embed(spec) => (Vec::new(), self.embed.run(msg.range(), spec)?),
+            JobSpec::Summarize(spec) => (Vec::new(), self.summarize.run(msg.range(), spec)?),
+            JobSpec::Bench(spec) => (Vec::new(), self.bench.run(msg.range(), spec)?),
         };
         let seconds = t.elapsed().as_secs_f64();
         let done = UnitDone {
@@ -498,7 +338,7 @@ impl JobRunner {
 /// The SmolLM2 model of the job tests: `None` (skipped, with a message) when it is missing,
 /// except under `CI=true`, where `scripts/test.sh` fetches it and a missing model fails.
 #[cfg(test)]
-pub(crate) fn test_model() -> Option<PathBuf> {
+pub(crate) fn test_model() -> Option<std::path::PathBuf> {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../models/SmolLM2-135M-Instruct.Q4_1.gguf");
     if p.is_file() {
@@ -515,7 +355,7 @@ pub(crate) fn test_model() -> Option<PathBuf> {
 
 /// A split of 7 users over 3 items, so users have neighbours and random reviews vary.
 #[cfg(test)]
-pub(crate) fn test_split(dir: &std::path::Path) -> PathBuf {
+pub(crate) fn test_split(dir: &std::path::Path) -> std::path::PathBuf {
     let mut users = Vec::new();
     for u in 0..7 {
         let profile: Vec<serde_json::Value> = (0..3)

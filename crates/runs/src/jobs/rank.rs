@@ -7,7 +7,8 @@ use pgraphrag_data::{RankingRecord, Split, write_rankings};
 use pgraphrag_retrieval::profile::{CachedBm25, ProfileOptions, ProfileRanker, RandomReview};
 use serde::{Deserialize, Serialize};
 
-use super::{Error, Result, ResultSink, UnitMessage};
+use super::common::{Error, Result, UnitRange};
+use super::sink::ResultSink;
 use pgraphrag_eval::Recipe;
 use pgraphrag_eval::rank::Candidates;
 
@@ -185,7 +186,11 @@ impl RankCache {
     ///
     /// A unit that fails drops the loaded source (a store's connection, say), so the next
     /// delivery starts from a fresh one.
-    pub(crate) fn run(&mut self, msg: &UnitMessage, spec: &RankSpec) -> Result<Vec<(u64, String)>> {
+    pub(crate) fn run(
+        &mut self,
+        msg: UnitRange<'_>,
+        spec: &RankSpec,
+    ) -> Result<Vec<(u64, String)>> {
         let key = source_key(spec);
         if !matches!(&self.loaded, Some(l) if l.key == key && l.clean == spec.clean) {
             self.loaded = None;
@@ -195,19 +200,19 @@ impl RankCache {
         let result = self.rank_unit(msg, spec);
         if result.is_err() {
             self.loaded = None;
-            self.rankers.remove(&msg.job);
+            self.rankers.remove(msg.job);
         }
         result
     }
 
-    fn rank_unit(&mut self, msg: &UnitMessage, spec: &RankSpec) -> Result<Vec<(u64, String)>> {
+    fn rank_unit(&mut self, msg: UnitRange<'_>, spec: &RankSpec) -> Result<Vec<(u64, String)>> {
         let Some(loaded) = &self.loaded else {
             return Err(Error::InvalidJob("no source loaded".into()));
         };
         let recipe = spec.recipe();
         let policy = recipe.id_policy();
         let work = |source: pgraphrag_eval::Error| Error::Work {
-            job: msg.job.clone(),
+            job: msg.job.to_string(),
             unit: msg.unit,
             source: Box::new(source),
         };
@@ -215,7 +220,10 @@ impl RankCache {
             ranker: ProfileRanker::new(recipe.bm25(), spec.profile_options()),
             next: 0,
         };
-        let p = self.rankers.entry(msg.job.clone()).or_insert_with(fresh);
+        let p = self
+            .rankers
+            .entry(msg.job.to_string())
+            .or_insert_with(fresh);
         if spec.random_seed.is_some() && p.next != msg.start {
             if p.next > msg.start {
                 // Keep the warm token cache, restart the random stream.

@@ -6,7 +6,7 @@ use pgraphrag_store::sqlite::{self, Options, Schema};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use super::{Error, Result};
+use super::common::{Error, Result};
 
 /// A job as submitted: its id, kind, specification and size.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

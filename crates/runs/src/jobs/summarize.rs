@@ -16,7 +16,7 @@ use pgraphrag_llm::{GgufModel, GgufOptions};
 use pgraphrag_stages::{Budget, LlmSummarizer, SummarizeJob, SummaryPrompt, SummaryStore};
 use serde::{Deserialize, Serialize};
 
-use super::{Error, Result, UnitMessage};
+use super::common::{Error, Result, UnitRange};
 
 /// What a summary job summarises: the users of a LaMP questions file (`*_questions.json`, the
 /// input of `pgraphrag summarize`) with a GGUF model into a summary store.
@@ -133,14 +133,18 @@ pub fn count_users(input: &Path, task: LampTask, scope: SummaryScope) -> Result<
     Ok(user_index(&questions, scope, usize::MAX).1)
 }
 
-fn read_questions(input: &Path, task: LampTask) -> Result<Vec<LampQuestion>> {
+pub(super) fn read_questions(input: &Path, task: LampTask) -> Result<Vec<LampQuestion>> {
     pgraphrag_data::lamp::read_questions_for(input, task).map_err(|e| Error::Data(Box::new(e)))
 }
 
 /// Each question's distinct-user index under `scope` (first occurrence order, as
 /// `SummarizeJob` walks them), `usize::MAX` from the first question of a user past the first
 /// `cap` on (where `SummarizeJob` with a limit stops reading); and the users counted.
-fn user_index(questions: &[LampQuestion], scope: SummaryScope, cap: usize) -> (Vec<usize>, usize) {
+pub(super) fn user_index(
+    questions: &[LampQuestion],
+    scope: SummaryScope,
+    cap: usize,
+) -> (Vec<usize>, usize) {
     let mut seen = std::collections::HashMap::new();
     let mut past = false;
     let index = questions
@@ -168,18 +172,12 @@ fn user_index(questions: &[LampQuestion], scope: SummaryScope, cap: usize) -> (V
 /// Opens the summary store at `location`: a SQLite file, or a PostgreSQL URL (feature
 /// `postgres`).
 fn open_store(location: &str) -> Result<SummaryStore> {
-    super::open_artifact(
-        location,
-        "summary store",
-        SummaryStore::open,
-        #[cfg(feature = "postgres")]
-        SummaryStore::open_postgres,
-    )
+    super::common::open_artifact(location, "summary store", SummaryStore::open_location)
 }
 
 /// A loaded model and its fitting budget.
-struct Model {
-    model: GgufModel,
+pub(super) struct Model {
+    pub(super) model: GgufModel,
     budget: Budget,
 }
 
@@ -193,7 +191,7 @@ impl Model {
         })
     }
 
-    fn summarizer(&self, spec: &SummarizeSpec) -> Result<LlmSummarizer<'_, &GgufModel>> {
+    pub(super) fn summarizer(&self, spec: &SummarizeSpec) -> Result<LlmSummarizer<'_, &GgufModel>> {
         Ok(LlmSummarizer::new(
             &self.model,
             Self::prompt(spec)?,
@@ -208,9 +206,9 @@ impl Model {
 }
 
 /// Loads the spec's model and its budget, as `pgraphrag summarize` does.
-fn load_model(spec: &SummarizeSpec) -> Result<Model> {
+pub(super) fn load_model(spec: &SummarizeSpec) -> Result<Model> {
     Model::prompt(spec)?;
-    let model = super::load_gguf(&spec.model, GgufOptions::default())?;
+    let model = super::common::load_gguf(&spec.model, GgufOptions::default())?;
     // The one fitting budget of every summarizing run (`crate::summary_budget`).
     let budget = crate::summary_budget(&model, spec.context, spec.max_new_tokens).map_err(|e| {
         Error::InvalidJob(format!(
@@ -269,9 +267,9 @@ impl SummarizeCache {
     /// Summarises the unit's users the store lacks (each committed as it finishes). Returns
     /// the number of users of the unit; an error when any of them failed (the next delivery
     /// summarises only those).
-    pub(crate) fn run(&mut self, msg: &UnitMessage, spec: &SummarizeSpec) -> Result<usize> {
+    pub(crate) fn run(&mut self, msg: UnitRange<'_>, spec: &SummarizeSpec) -> Result<usize> {
         let unit_error = |reason: String| Error::Summarize {
-            job: msg.job.clone(),
+            job: msg.job.to_string(),
             unit: msg.unit,
             reason,
         };
@@ -300,169 +298,5 @@ impl SummarizeCache {
             )));
         }
         Ok(report.users)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::{JobRunner, JobSpec, JobStore, ResultSink, UnitOutcome, plan};
-    use super::*;
-    use pgraphrag_core::LampProfileItem;
-
-    /// A LaMP-7 questions file: `n` users with three tweets each, one with two questions
-    /// (same profile) and one with an empty profile.
-    fn questions_file(dir: &Path, n: usize) -> PathBuf {
-        let mut qs: Vec<LampQuestion> = (0..n)
-            .map(|i| {
-                let profile = [
-                    format!("just got coffee #{i} lol"),
-                    "why is monday SO long".to_string(),
-                    format!("can't wait for the weekend!!! ({i})"),
-                ]
-                .iter()
-                .enumerate()
-                .map(|(k, t)| {
-                    LampProfileItem::new(format!("u{i}-{k}"))
-                        .with("text", t.as_str())
-                        .dated(format!("2021-03-{:02}", k + 1))
-                })
-                .collect();
-                LampQuestion::new(format!("u{i}"), "Paraphrase the following tweet: nice day")
-                    .with_profile(profile)
-            })
-            .collect();
-        let mut again = qs[0].clone();
-        again.id = "u0-again".into();
-        again.user_id = Some("u0".into());
-        qs[0].user_id = Some("u0".into());
-        qs.insert(2, again);
-        qs.push(LampQuestion::new("empty", "x"));
-        let p = dir.join("q.json");
-        std::fs::write(&p, serde_json::to_vec(&qs).unwrap()).unwrap();
-        p
-    }
-
-    #[test]
-    fn summary_units_out_of_order_equal_one_summarize_run() {
-        let Some(model) = super::super::test_model() else {
-            return;
-        };
-        let dir = tempfile::tempdir().unwrap();
-        let input = questions_file(dir.path(), 3);
-        let users = count_users(&input, LampTask::Lamp7, SummaryScope::User).unwrap();
-        assert_eq!(users, 4);
-        let queued = dir.path().join("queued.sqlite");
-        let mut spec = SummarizeSpec::new(
-            &input,
-            LampTask::Lamp7,
-            &model,
-            queued.display().to_string(),
-            users,
-        );
-        (spec.max_new_tokens, spec.context, spec.batch) = (12, 256, 2);
-        let (model_id, version) = spec.check().unwrap();
-        let store = dir.path().join("jobs.sqlite").display().to_string();
-        let planned = plan(&JobSpec::Summarize(spec.clone()), &store, 2).unwrap();
-        assert_eq!(planned.units.len(), 2);
-        let mut runner = JobRunner::sqlite("w");
-        for u in [1, 0] {
-            let out = runner.run(&planned.units[u].payload).unwrap();
-            assert!(
-                matches!(out, UnitOutcome::Stored { items: 2, .. }),
-                "{out:?}"
-            );
-        }
-        // Redelivered: found done, nothing computed (a fresh runner, as after a crash).
-        let mut again = JobRunner::sqlite("w2");
-        assert_eq!(
-            again.run(&planned.units[0].payload).unwrap(),
-            UnitOutcome::AlreadyDone
-        );
-        let jobs = JobStore::open(Path::new(&store)).unwrap().jobs().unwrap();
-        assert_eq!((jobs[0].units_done, jobs[0].stores), (2, 2));
-
-        // One in-process run, as `pgraphrag summarize` does it.
-        let direct = SummaryStore::in_memory().unwrap();
-        let m = load_model(&spec).unwrap();
-        let summarizer = m.summarizer(&spec).unwrap();
-        assert_eq!(
-            (m.model.cache_id(), summarizer.version()),
-            (model_id.clone(), version.clone())
-        );
-        let qs = read_questions(&input, LampTask::Lamp7).unwrap();
-        let r = SummarizeJob::new(LampTask::Lamp7, &model_id, &version)
-            .run(&qs, &summarizer, &direct, &NoProgress)
-            .unwrap();
-        assert_eq!((r.computed, r.skipped_empty), (3, 1));
-        let queued_store = SummaryStore::open(&queued).unwrap();
-        let got = queued_store.summaries(&model_id, &version).unwrap();
-        assert_eq!(got.len(), 3);
-        assert_eq!(got, direct.summaries(&model_id, &version).unwrap());
-
-        // A unit whose done mark was lost finds every summary in the store: nothing computed.
-        let r = SummarizeJob::new(LampTask::Lamp7, &model_id, &version)
-            .run(&qs, &summarizer, &queued_store, &NoProgress)
-            .unwrap();
-        assert_eq!((r.done_before, r.computed), (3, 0));
-    }
-
-    #[test]
-    fn a_limit_stops_where_summarize_job_stops_reading() {
-        let qs: Vec<LampQuestion> = ["a", "b", "a", "c", "a"]
-            .iter()
-            .enumerate()
-            .map(|(i, u)| {
-                let mut q = LampQuestion::new(format!("q{i}"), "x");
-                q.user_id = Some(u.to_string());
-                q
-            })
-            .collect();
-        let m = usize::MAX;
-        assert_eq!(
-            user_index(&qs, SummaryScope::User, m),
-            (vec![0, 1, 0, 2, 0], 3)
-        );
-        assert_eq!(
-            user_index(&qs, SummaryScope::User, 2),
-            (vec![0, 1, 0, m, m], 2)
-        );
-        assert_eq!(
-            user_index(&qs, SummaryScope::Question, 2).0,
-            [0, 1, m, m, m]
-        );
-    }
-
-    #[test]
-    fn a_missing_model_is_a_clear_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let input = questions_file(dir.path(), 2);
-        let missing = dir.path().join("no-such-model.gguf");
-        let spec = SummarizeSpec::new(
-            &input,
-            LampTask::Lamp7,
-            &missing,
-            dir.path().join("s.sqlite").display().to_string(),
-            3,
-        );
-        let e = spec.check().unwrap_err();
-        assert!(matches!(e, Error::Input { .. }), "{e}");
-        let store = dir.path().join("jobs.sqlite").display().to_string();
-        let planned = plan(&JobSpec::Summarize(spec), &store, 2).unwrap();
-        let e = JobRunner::sqlite("w")
-            .run(&planned.units[0].payload)
-            .unwrap_err();
-        assert!(e.to_string().contains("model file not found"), "{e}");
-        // A file that lost users since submission.
-        let mut spec = SummarizeSpec::new(&input, LampTask::Lamp7, &missing, "s.sqlite", 9);
-        spec.users = 9;
-        let planned = plan(&JobSpec::Summarize(spec), &store, 9).unwrap();
-        let e = JobRunner::sqlite("w")
-            .run(&planned.units[0].payload)
-            .unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("changed since the job was submitted"),
-            "{e}"
-        );
     }
 }

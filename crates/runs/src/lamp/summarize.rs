@@ -141,9 +141,7 @@ impl SummarizeSpec {
         let store = open_location(
             &self.store,
             "the summary store",
-            SummaryStore::open,
-            #[cfg(feature = "postgres")]
-            SummaryStore::open_postgres,
+            SummaryStore::open_location,
         )?;
         let mut job = SummarizeJob::new(self.task, model_id.as_str(), version.as_str())
             .batch(self.batch)

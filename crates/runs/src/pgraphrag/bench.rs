@@ -330,9 +330,7 @@ impl BenchSpec {
         let cache = open_location(
             &cache_path,
             "the generation cache",
-            GenerationCache::open,
-            #[cfg(feature = "postgres")]
-            GenerationCache::open_postgres,
+            GenerationCache::open_location,
         )?;
         let mut generator = CachedGenerator::new(model, model_id, cache);
         if let Some(path) = &self.journal {
@@ -480,9 +478,7 @@ impl BenchSpec {
         let store = open_location(
             &settings.store,
             "the item summary store",
-            SummaryStore::open,
-            #[cfg(feature = "postgres")]
-            SummaryStore::open_postgres,
+            SummaryStore::open_location,
         )?;
         let report = SummarizeJob::for_format(EntryFormat::PRODUCT_REVIEW, &model_id, &version)
             .scope(SummaryScope::Question)
