@@ -320,11 +320,7 @@ fn store_targets(
     task: Task,
     clean: bool,
 ) -> anyhow::Result<(RankSpec, usize, String)> {
-    let recipe = if clean {
-        pgraphrag_eval::Recipe::Clean
-    } else {
-        pgraphrag_eval::Recipe::ReleasedCode
-    };
+    let recipe = pgraphrag_eval::Recipe::from_clean(clean);
     let (targets, _) = crate::common::profile_store::open_for_ranking(url, dataset, recipe)?;
     let n = targets.users.len();
     Ok((

@@ -54,6 +54,22 @@ pub enum Recipe {
 }
 
 impl Recipe {
+    /// The recipe of a `clean` flag (`--clean`, a spec's `clean` field): [`Recipe::Clean`]
+    /// when set, the released code's otherwise.
+    ///
+    /// ```
+    /// use pgraphrag_eval::Recipe;
+    /// assert_eq!(Recipe::from_clean(true), Recipe::Clean);
+    /// assert_eq!(Recipe::from_clean(false), Recipe::ReleasedCode);
+    /// ```
+    pub fn from_clean(clean: bool) -> Recipe {
+        if clean {
+            Recipe::Clean
+        } else {
+            Recipe::ReleasedCode
+        }
+    }
+
     /// The user-item graph's options.
     pub fn graph_options(self) -> GraphOptions {
         match self {

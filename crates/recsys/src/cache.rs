@@ -2,7 +2,7 @@
 use std::path::Path;
 
 use pgraphrag_store::artifacts::{Artifact, Artifacts};
-use pgraphrag_store::sqlite::{Options, Schema, Synchronous};
+use pgraphrag_store::sqlite::{Options, Schema};
 use rusqlite::{OptionalExtension, params};
 
 use crate::{Error, LetterScorer, Result};
@@ -24,10 +24,7 @@ const ARTIFACT: Artifact<'static> = Artifact {
               PRIMARY KEY (model, letters, prompt)
           );",
     },
-    options: Options {
-        synchronous: Synchronous::Full,
-        busy_timeout: std::time::Duration::from_secs(30),
-    },
+    options: Options::DURABLE,
     postgres: None,
 };
 

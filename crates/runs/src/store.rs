@@ -93,14 +93,6 @@ fn library(e: pg::Error) -> Error {
     Error::Library(Box::new(e))
 }
 
-fn recipe_of(clean: bool) -> Recipe {
-    if clean {
-        Recipe::Clean
-    } else {
-        Recipe::ReleasedCode
-    }
-}
-
 fn stem(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -149,7 +141,7 @@ impl LoadSpec {
             None => Split::default(),
         };
         let read_seconds = t0.elapsed().as_secs_f64();
-        let recipe = recipe_of(self.clean);
+        let recipe = Recipe::from_clean(self.clean);
         let opts = LoadOptions {
             graph: recipe.graph_options(),
             ids: recipe.id_policy(),
@@ -291,7 +283,7 @@ impl BenchSpec {
     /// [`Error::Work`] (the store does not hold what the graph does).
     pub fn run(&self, progress: &dyn Progress) -> Result<StoreBenchReport> {
         let dataset = self.dataset.clone().unwrap_or_else(|| stem(&self.split));
-        let recipe = recipe_of(self.clean);
+        let recipe = Recipe::from_clean(self.clean);
         let policy = recipe.id_policy();
         let t0 = Instant::now();
         let split = load_split(&self.split)?;

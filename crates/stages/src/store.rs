@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use pgraphrag_store::artifacts::{Artifact, Artifacts, Conn};
-use pgraphrag_store::sqlite::{Options, Schema, Synchronous};
+use pgraphrag_store::sqlite::{Options, Schema};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
@@ -37,10 +37,7 @@ const ARTIFACT: Artifact<'static> = Artifact {
               PRIMARY KEY (user_id, model, version)
           );",
     },
-    options: Options {
-        synchronous: Synchronous::Full,
-        busy_timeout: std::time::Duration::from_secs(30),
-    },
+    options: Options::DURABLE,
     postgres: Some(
         "CREATE TABLE IF NOT EXISTS pgraphrag_summaries (
               user_id      text NOT NULL,

@@ -21,8 +21,7 @@ use crate::sqlite::{self, Error, Options, Result, Schema};
 /// const NOTES: Artifact<'static> = Artifact {
 ///     sqlite: Schema { kind: "notes", application_id: 0x4e4f_5445, version: 1,
 ///                      ddl: "CREATE TABLE IF NOT EXISTS notes (key TEXT PRIMARY KEY, body TEXT NOT NULL);" },
-///     options: Options { synchronous: pgraphrag_store::sqlite::Synchronous::Full,
-///                        busy_timeout: std::time::Duration::from_secs(30) },
+///     options: Options::DURABLE,
 ///     postgres: Some("CREATE TABLE IF NOT EXISTS pgraphrag_notes (key text PRIMARY KEY, body text NOT NULL)"),
 /// };
 /// assert_eq!(NOTES.kind(), "notes");

@@ -11,7 +11,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::artifacts::{Artifact, Artifacts, Conn};
-use crate::sqlite::{Options, Schema, Synchronous};
+use crate::sqlite::{Options, Schema};
 use crate::{Error, Result};
 
 /// Why a [`CachedGenerator`] call failed: the cache, or the wrapped generator.
@@ -75,10 +75,7 @@ const ARTIFACT: Artifact<'static> = Artifact {
               created  TEXT NOT NULL DEFAULT (datetime('now'))
           );",
     },
-    options: Options {
-        synchronous: Synchronous::Full,
-        busy_timeout: std::time::Duration::from_secs(30),
-    },
+    options: Options::DURABLE,
     postgres: Some(
         "CREATE TABLE IF NOT EXISTS pgraphrag_generations (
               key      text PRIMARY KEY,

@@ -166,13 +166,19 @@ pub struct Options {
     pub busy_timeout: Duration,
 }
 
+impl Options {
+    /// `synchronous = FULL`, 30 s busy timeout: every committed transaction survives a crash
+    /// or a power cut (the default; a `const`, for stores declared as constants).
+    pub const DURABLE: Options = Options {
+        synchronous: Synchronous::Full,
+        busy_timeout: Duration::from_secs(30),
+    };
+}
+
 impl Default for Options {
-    /// `synchronous = FULL`, 30 s busy timeout.
+    /// [`Options::DURABLE`].
     fn default() -> Self {
-        Options {
-            synchronous: Synchronous::Full,
-            busy_timeout: Duration::from_secs(30),
-        }
+        Options::DURABLE
     }
 }
 

@@ -59,7 +59,7 @@ const ARTIFACT: Artifact<'static> = Artifact {
     },
     options: Options {
         synchronous: Synchronous::Normal,
-        busy_timeout: std::time::Duration::from_secs(30),
+        ..Options::DURABLE
     },
     postgres: Some(
         "CREATE TABLE IF NOT EXISTS pgraphrag_embeddings (

@@ -80,11 +80,7 @@ impl RankSpec {
 
     /// The recipe.
     pub fn recipe(&self) -> Recipe {
-        if self.clean {
-            Recipe::Clean
-        } else {
-            Recipe::ReleasedCode
-        }
+        Recipe::from_clean(self.clean)
     }
 
     /// The profile options (as `pgraphrag rank` sets them).

@@ -143,11 +143,7 @@ impl RankSpec {
 
     /// The recipe: the released code's, or with [`RankSpec::clean`] the library's.
     pub fn recipe(&self) -> Recipe {
-        if self.clean {
-            Recipe::Clean
-        } else {
-            Recipe::ReleasedCode
-        }
+        Recipe::from_clean(self.clean)
     }
 
     /// The split's name in file names: the split file's stem, else the store dataset's name.
