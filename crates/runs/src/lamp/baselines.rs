@@ -50,6 +50,10 @@ pub struct BaselinesSpec {
     pub configs: Option<Vec<LampConfig>>,
     /// The grid's seeds (a cell's per-question score is the mean over them).
     pub seeds: Vec<u64>,
+    /// The grid's model was fine-tuned (`lamp grid --adapter`), as the comparison says;
+    /// otherwise zero-shot.
+    #[serde(default)]
+    pub fine_tuned: bool,
 }
 
 /// The tables of a [`BaselinesSpec`] run.
@@ -108,6 +112,7 @@ impl BaselinesSpec {
             grid: None,
             configs: None,
             seeds: vec![0],
+            fine_tuned: false,
         }
     }
 
@@ -164,7 +169,10 @@ impl BaselinesSpec {
                     })
                     .collect();
                 let column = report.table.columns[0].clone();
-                let c = strongest_vs_best(&report, &column, column == "MAE", &cells)?;
+                let mut c = strongest_vs_best(&report, &column, column == "MAE", &cells)?;
+                if self.fine_tuned {
+                    c.regime = "fine-tuned".into();
+                }
                 Some((file_name(dir), c))
             }
             None => None,
@@ -219,9 +227,10 @@ fn headline(grid: &str, c: &BaselineVsCell, seeds: &[u64]) -> String {
         ),
     };
     format!(
-        "Against the zero-shot grid `{grid}` ({seeds}): strongest trivial baseline `{}` ({} {}), \
+        "Against the {} grid `{grid}` ({seeds}): strongest trivial baseline `{}` ({} {}), \
          best cell `{}` ({}); baseline − cell {} [{}, {}] (95% paired bootstrap over {} \
          questions), paired t-test p {}. {}\n\n",
+        c.regime,
         c.baseline,
         c.column,
         markdown_value(c.baseline_score),
