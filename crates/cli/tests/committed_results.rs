@@ -174,7 +174,12 @@ fn lamp_grids(tmp: &Path, corpus: (&str, &str, PathBuf, Option<&str>), grids: &[
             ] {
                 args.push(os(a));
             }
-            args.extend([os("--grid"), grid_dir.clone().into_os_string(), os("--out")]);
+            args.extend([os("--grid"), grid_dir.clone().into_os_string()]);
+            // A fine-tuned grid (scripts/run_lamp_finetune.sh's `NAME-ft`) says so.
+            if command == "baselines" && grid.ends_with("-ft") {
+                args.push(os("--fine-tuned"));
+            }
+            args.push(os("--out"));
             args.push(out.as_os_str().to_owned());
             let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
             pgraphrag(&refs);
@@ -242,7 +247,11 @@ fn the_committed_lamp_baseline_tables_recompute_byte_for_byte() {
                 lamp_grids(
                     t,
                     ("ml100k", "LaMP-3", c.join("ml-100k"), None),
-                    &[("ml100k", "0"), ("ml100k-t0.4", "0,1,2")],
+                    &[
+                        ("ml100k", "0"),
+                        ("ml100k-t0.4", "0,1,2"),
+                        ("ml100k-ft", "0"),
+                    ],
                 );
                 lamp_grids(
                     t,

@@ -9,7 +9,7 @@ pub enum Error {
     /// An output path was refused before anything was written (a link, a FIFO, a device, a
     /// folder), or could not be examined.
     #[error(transparent)]
-    Output(#[from] crate::output::OutputError),
+    Output(#[from] OutputError),
     /// The file could not be read or written.
     #[error("cannot read or write {path} (check the path)")]
     Io {
@@ -164,3 +164,112 @@ fn where_id(record: usize, review: Option<usize>, field: &str, id: &str) -> Stri
 
 /// `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why an output path was refused (or could not be opened). Every variant names the path.
+///
+/// ```
+/// use pgraphrag_data::output::{check_output, OutputError, Symlinks};
+/// let e = check_output(std::path::Path::new("."), Symlinks::Refuse).unwrap_err();
+/// assert!(matches!(e, OutputError::NotRegular { .. }));
+/// assert_eq!(e.to_string(), ". is a folder, not a regular file: choose a file path for the output");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OutputError {
+    /// The output is a symbolic link and the caller did not ask to follow links.
+    #[error(
+        "{path} is a symbolic link (to {target}): outputs are not written through links; write to the target path instead"
+    )]
+    Symlink {
+        /// The output path as given.
+        path: PathBuf,
+        /// Where the link points (as stored in the link).
+        target: PathBuf,
+    },
+    /// The output exists and is not a regular file.
+    #[error("{path} is a {kind}, not a regular file: choose a file path for the output")]
+    NotRegular {
+        /// The output path as given (or the target of a followed link).
+        path: PathBuf,
+        /// What it is.
+        kind: FileKind,
+    },
+    /// The output is the same file as an input.
+    #[error(
+        "{output_flag} and {input_flag} are the same file ({path}): choose another {output_flag}"
+    )]
+    SameFile {
+        /// The flag (or name) of the output.
+        output_flag: String,
+        /// The flag (or name) of the input.
+        input_flag: String,
+        /// The output path as given.
+        path: PathBuf,
+    },
+    /// Following a symbolic link went round in circles (or too deep).
+    #[error("{path}: too many levels of symbolic links")]
+    LinkLoop {
+        /// The output path as given.
+        path: PathBuf,
+    },
+    /// The path could not be examined or opened.
+    #[error("cannot check or open {path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What a non-regular file is, for [`OutputError::NotRegular`].
+///
+/// ```
+/// use pgraphrag_data::output::FileKind;
+/// assert_eq!(FileKind::Fifo.to_string(), "named pipe (FIFO)");
+/// assert_eq!(FileKind::CharDevice.to_string(), "character device");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FileKind {
+    /// A folder.
+    Directory,
+    /// A named pipe.
+    Fifo,
+    /// A Unix socket.
+    Socket,
+    /// A character device (`/dev/null`, `/dev/stdout`, a terminal).
+    CharDevice,
+    /// A block device (a disk).
+    BlockDevice,
+    /// Anything else that is not a regular file.
+    Other,
+}
+
+impl std::fmt::Display for FileKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FileKind::Directory => "folder",
+            FileKind::Fifo => "named pipe (FIFO)",
+            FileKind::Socket => "socket",
+            FileKind::CharDevice => "character device",
+            FileKind::BlockDevice => "block device",
+            FileKind::Other => "special file",
+        })
+    }
+}
+
+/// `text` as an error message quotes it: its first 80 characters, then `…` and its length in
+/// bytes when it is longer (a 20 MB line is named, not echoed).
+///
+/// ```
+/// assert_eq!(pgraphrag_data::shown("rating"), "rating");
+/// assert_eq!(pgraphrag_data::shown(&"x".repeat(100)), format!("{}… (100 bytes)", "x".repeat(80)));
+/// ```
+pub fn shown(text: &str) -> String {
+    match text.char_indices().nth(80) {
+        Some((at, _)) => format!("{}… ({} bytes)", &text[..at], text.len()),
+        None => text.to_string(),
+    }
+}

@@ -56,6 +56,7 @@ mod ranking;
 pub mod recbole;
 mod split;
 
+pub use error::shown;
 pub use error::{Error, OutOfRange, Result};
 pub use jsonl::JsonlError;
 pub use output::{OutputError, write_atomic};
@@ -68,20 +69,6 @@ pub use ranking::{
 };
 pub use recbole::{AtomicFile, RecboleError};
 pub use split::{IdPolicy, Split, SplitReview, SplitUser, load_split, parse_split};
-
-/// `text` as an error message quotes it: its first 80 characters, then `…` and its length in
-/// bytes when it is longer (a 20 MB line is named, not echoed).
-///
-/// ```
-/// assert_eq!(pgraphrag_data::shown("rating"), "rating");
-/// assert_eq!(pgraphrag_data::shown(&"x".repeat(100)), format!("{}… (100 bytes)", "x".repeat(80)));
-/// ```
-pub fn shown(text: &str) -> String {
-    match text.char_indices().nth(80) {
-        Some((at, _)) => format!("{}… ({} bytes)", &text[..at], text.len()),
-        None => text.to_string(),
-    }
-}
 
 /// The README's examples, run as doctests.
 #[cfg(doctest)]

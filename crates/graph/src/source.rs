@@ -25,7 +25,8 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 
-use crate::{ItemId, Review, ReviewId, Scope, UserItemGraph};
+use crate::user_item::{Review, ReviewId, Scope, UserItemGraph};
+use pgraphrag_core::ItemId;
 
 /// A profile as a source returns it: each review with its slot, in slot order (user reviews
 /// first for [`Scope::Both`]).

@@ -27,6 +27,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod error;
 pub mod porter;
 pub mod punkt;
 pub mod py;
@@ -35,36 +36,11 @@ mod unicode;
 #[allow(missing_docs)]
 mod unicode_tables;
 
+pub use error::TextError;
 pub use punkt::{PunktParameters, PunktSentenceTokenizer};
 pub use py::{is_space as is_python_whitespace, lower as python_lower};
 pub use treebank::treebank_tokenize;
 pub use unicode::UNICODE_VERSION;
-
-/// Errors of this crate.
-#[derive(Debug, thiserror::Error)]
-pub enum TextError {
-    /// A Punkt parameter file is malformed.
-    #[error("{resource}:{line}: bad Punkt parameters: {message}")]
-    PunktData {
-        /// File or resource name.
-        resource: String,
-        /// 1-based line number.
-        line: usize,
-        /// What was wrong.
-        message: String,
-    },
-    /// A file could not be read.
-    #[error(
-        "cannot read {path} (check the path; NLTK data lives in tokenizers/punkt_tab/<language>/)"
-    )]
-    Io {
-        /// The path.
-        path: String,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-}
 
 /// Language of the Punkt sentence model (English: NLTK `punkt_tab/english`, what
 /// `nltk.word_tokenize` uses by default; Portuguese: `punkt_tab/portuguese`): the

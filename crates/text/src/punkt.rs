@@ -8,9 +8,10 @@ use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::OnceLock;
 
+use crate::error::TextError;
 use crate::py::{is_space, lower as python_lower, rstrip as py_rstrip};
 use crate::unicode::{is_alpha_re, is_digit, is_lower, is_upper};
-use crate::{Language, TextError};
+use pgraphrag_core::Language;
 
 const ORTHO_BEG_UC: u32 = 1 << 1;
 const ORTHO_MID_UC: u32 = 1 << 2;

@@ -15,6 +15,7 @@
 //! Lines starting with a space are the license header and are not parsed.
 use std::path::Path;
 
+use super::lines::{fields, newlines};
 use crate::error::{Error, Result};
 
 /// The lines of `bytes` with their 1-based numbers and byte offsets; an error naming the last
@@ -22,7 +23,7 @@ use crate::error::{Error, Result};
 fn lines<'a>(path: &Path, bytes: &'a [u8]) -> Result<Vec<(usize, usize, &'a [u8])>> {
     let mut out = Vec::with_capacity(bytes.len() / 64);
     let mut start = 0;
-    for end in super::newlines(bytes) {
+    for end in newlines(bytes) {
         out.push((out.len() + 1, start, &bytes[start..end]));
         start = end + 1;
     }
@@ -49,7 +50,7 @@ struct Fields<'a, I: Iterator<Item = &'a [u8]>> {
 /// The fields of `line`.
 fn fields_of(line: &[u8]) -> Fields<'_, impl Iterator<Item = &[u8]>> {
     Fields {
-        it: super::fields(line).peekable(),
+        it: fields(line).peekable(),
         n: 0,
     }
 }
@@ -272,7 +273,7 @@ fn lemma_line(line: &[u8], pos: char, data: &[u8]) -> std::result::Result<(), Pr
 /// Checks a `*.exc` file: every line an inflected form and at least one base form.
 pub(super) fn exceptions(path: &Path, bytes: &[u8]) -> Result<()> {
     for (no, _, line) in lines(path, bytes)? {
-        if super::fields(line).take(2).count() == 1 {
+        if fields(line).take(2).count() == 1 {
             return Err(Error::WordNetFormat {
                 path: path.to_path_buf(),
                 line: no,

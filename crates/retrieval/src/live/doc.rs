@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use pgraphrag_core::{DocText, Entry, ItemId, RankedEntry};
 
-use super::IndexOptions;
+use super::options::IndexOptions;
 use crate::{Error, Result};
 
 /// A document to create or replace: one review, post or message by `user`, identified by

@@ -47,12 +47,14 @@
 mod context;
 mod doc;
 mod index;
+mod options;
 mod snapshot;
 pub mod workload;
 
 pub use context::{Context, ContextRequest, Hit, RetrieverKind};
 pub use doc::{Document, StoredDoc};
-pub use index::{IndexOptions, ProfileIndex, Staged, UserRemoval, Written};
+pub use index::{ProfileIndex, Staged, UserRemoval, Written};
+pub use options::IndexOptions;
 /// The profile scopes a [`ContextRequest`] names: `pgraphrag-graph`'s, re-exported.
 pub use pgraphrag_graph::Scope;
 pub use snapshot::Snapshot;

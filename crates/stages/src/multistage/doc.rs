@@ -31,3 +31,17 @@ pub struct PastDoc {
     /// Its text.
     pub text: String,
 }
+
+/// Indices of `past`, most recent first (`time` descending); documents with equal times keep
+/// their order in `past`.
+///
+/// ```
+/// use pgraphrag_stages::multistage::{PastDoc, recency_order};
+/// let past = [PastDoc::new("a", 5, ""), PastDoc::new("b", 9, ""), PastDoc::new("c", 5, "")];
+/// assert_eq!(recency_order(&past), [1, 0, 2]);
+/// ```
+pub fn recency_order(past: &[PastDoc]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..past.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(past[i].time));
+    order
+}

@@ -1,7 +1,6 @@
 //! The ranked entries as one string (paper l.90): "we concatenate ranked entries into a string
 //! and truncate it to 2,500 characters".
-use super::doc::SNIPPET_MIN_CHARS;
-use super::ranking::PastEntry;
+use super::doc::{PastDoc, SNIPPET_MIN_CHARS};
 
 /// The paper's length of the ranked-entries string (l.90).
 pub const PAPER_MAX_CHARS: usize = 2_500;
@@ -173,6 +172,31 @@ impl RankedContext {
             }
         }
         out
+    }
+}
+
+/// One ranked entry `e ∈ E_t`: a whole past document, or one snippet of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PastEntry {
+    /// Index of its document in the `past` slice the ranker was given.
+    pub doc: usize,
+    /// Index of the snippet within its document, for snippet-level rankers (`RankSnippet`);
+    /// `None` for a whole document.
+    pub snippet: Option<usize>,
+    /// The entry's text (after [`ContextCut`], possibly a prefix of it).
+    pub text: String,
+    /// The ranker's score, higher is better; `None` for [`super::RecentDoc`], which does not
+    /// score.
+    pub score: Option<f64>,
+}
+
+/// A whole document as an entry.
+pub(super) fn whole(past: &[PastDoc], i: usize, score: Option<f64>) -> PastEntry {
+    PastEntry {
+        doc: i,
+        snippet: None,
+        text: past[i].text.clone(),
+        score,
     }
 }
 

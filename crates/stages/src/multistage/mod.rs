@@ -51,22 +51,23 @@ mod summary;
 mod summary_label;
 mod synthesis;
 mod synthesis_label;
+mod tokens;
 mod training;
 mod words;
 
 pub use author::{AuthorDoc, AuthorPair, AuthorPairs, author_pairs};
 pub use context::{FirstKCharacters, ImmediateContext, PAPER_K};
-pub use doc::{PastDoc, SNIPPET_MIN_CHARS};
-pub use entries::{ContextCut, LastEntry, PAPER_MAX_CHARS, RankedContext};
+pub use doc::{PastDoc, SNIPPET_MIN_CHARS, recency_order};
+pub use entries::{ContextCut, LastEntry, PAPER_MAX_CHARS, PastEntry, RankedContext};
 pub use generation::{
     AUTHOR_INSTRUCTION, GENERATION_INSTRUCTION, InputFormat, PaperFormat, SECTION_SEPARATOR,
     Sections, label_text,
 };
-pub use ranking::{ContextRanker, PastEntry, RankDocBM25, RankDocs};
+pub use ranking::{ContextRanker, RankDocBM25, RankDocs};
 #[cfg(feature = "dense")]
 #[cfg_attr(docsrs, doc(cfg(feature = "dense")))]
 pub use ranking::{RankDocBySnpt, RankDocDense, RankSnippet};
-pub use recent::{RecentDoc, recency_order};
+pub use recent::RecentDoc;
 pub use stopwords::{NLTK_ENGLISH_STOPWORDS, Stopwords, TREEBANK_STOPWORDS};
 pub use summary::{
     ContextMode, ContextSummarizer, LlmContextStage, SUMMARY_DEPENDENT, SUMMARY_INDEPENDENT,
@@ -82,11 +83,12 @@ pub use synthesis_label::{
     GLOVE_MAX_DISTANCE, NoSynonyms, NoVectors, Synonyms, SynthesisWeakLabel, WordMatcher,
     WordVectors, synthesis_weak_label,
 };
+pub use tokens::words;
 pub use training::{
     RecordTask, TrainingInputs, TrainingRecord, author_record, training_records, write_jsonl,
     write_jsonl_to,
 };
-pub use words::{Idf, IdfFormula, IdfScope, PAPER_MIN_IDF, ResolvedFilter, WordFilter, words};
+pub use words::{Idf, IdfFormula, IdfScope, PAPER_MIN_IDF, ResolvedFilter, WordFilter};
 
 impl PastDoc {
     /// A past document.

@@ -6,24 +6,9 @@ use pgraphrag_retrieval::dense::SnippetRanker;
 use pgraphrag_retrieval::{Bm25Builder, Bm25Retriever};
 
 use super::doc::PastDoc;
-use super::entries::{ContextCut, RankedContext};
-use super::recent::recency_order;
+use super::doc::recency_order;
+use super::entries::{ContextCut, PastEntry, RankedContext, whole};
 use crate::{Error, Result};
-
-/// One ranked entry `e ∈ E_t`: a whole past document, or one snippet of it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PastEntry {
-    /// Index of its document in the `past` slice the ranker was given.
-    pub doc: usize,
-    /// Index of the snippet within its document, for snippet-level rankers (`RankSnippet`);
-    /// `None` for a whole document.
-    pub snippet: Option<usize>,
-    /// The entry's text (after [`ContextCut`], possibly a prefix of it).
-    pub text: String,
-    /// The ranker's score, higher is better; `None` for [`super::RecentDoc`], which does not
-    /// score.
-    pub score: Option<f64>,
-}
 
 /// Ranks the author's past documents `D_t` against the immediate context `x_t`.
 ///
@@ -90,16 +75,6 @@ impl<T: ContextRanker + ?Sized> ContextRanker for Box<T> {
         cut: &ContextCut,
     ) -> Result<RankedContext> {
         (**self).ranked_context(context, past, cut)
-    }
-}
-
-/// A whole document as an entry.
-pub(super) fn whole(past: &[PastDoc], i: usize, score: Option<f64>) -> PastEntry {
-    PastEntry {
-        doc: i,
-        snippet: None,
-        text: past[i].text.clone(),
-        score,
     }
 }
 

@@ -1,23 +1,9 @@
 //! `RecentDoc` (paper l.200): the recency baseline, and the recency order every ranker hands
 //! its retriever.
-use super::doc::PastDoc;
-use super::entries::{ContextCut, RankedContext};
-use super::ranking::{ContextRanker, PastEntry, whole};
+use super::doc::{PastDoc, recency_order};
+use super::entries::{ContextCut, PastEntry, RankedContext, whole};
+use super::ranking::ContextRanker;
 use crate::Result;
-
-/// Indices of `past`, most recent first (`time` descending); documents with equal times keep
-/// their order in `past`.
-///
-/// ```
-/// use pgraphrag_stages::multistage::{PastDoc, recency_order};
-/// let past = [PastDoc::new("a", 5, ""), PastDoc::new("b", 9, ""), PastDoc::new("c", 5, "")];
-/// assert_eq!(recency_order(&past), [1, 0, 2]);
-/// ```
-pub fn recency_order(past: &[PastDoc]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..past.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(past[i].time));
-    order
-}
 
 /// `RecentDoc` (l.200): the most recent past documents first, unscored.
 ///

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 #[cfg(doc)]
-use super::words::words;
+use super::tokens::words;
 
 /// NLTK's English stopword list as distributed for years (`nltk.corpus.stopwords.words("english")`,
 /// the 179-word list; the 2023 update of nltk_data added further contractions), verbatim.

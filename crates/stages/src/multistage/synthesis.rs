@@ -4,7 +4,8 @@ use std::collections::HashMap;
 
 use super::doc::PastDoc;
 use super::summary::{ContextMode, LlmContextStage};
-use super::words::{WordFilter, words};
+use super::tokens::words;
+use super::words::WordFilter;
 use crate::{Error, Result, Summarizer};
 
 /// How the words of a synthesis are joined into one string (the `important words` section and

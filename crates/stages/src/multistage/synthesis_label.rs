@@ -6,7 +6,8 @@ use pgraphrag_metrics::wordnet::WordNet;
 
 use super::doc::PastDoc;
 use super::synthesis::join_words;
-use super::words::{WordFilter, words};
+use super::tokens::words;
+use super::words::WordFilter;
 use crate::{Error, Result};
 
 /// The paper's word-vector distance: two words are similar when their (uncased, Common Crawl)

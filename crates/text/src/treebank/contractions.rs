@@ -1,6 +1,19 @@
 //! The clitic and contraction passes of the Treebank tokenizer (NLTK's `ENDING_QUOTES` clitics
 //! and `CONTRACTIONS2`/`CONTRACTIONS3`), split from `treebank.rs` by concept.
-use super::*;
+use super::bytes::*;
+use crate::unicode::ci_eq;
+
+/// `(w1, w2, followed_by_space)`: `(?i)\b(w1)(w2)\b`, or `(?=\s)` at the end for "wanna".
+const CONTRACTIONS2: &[(&str, &str, bool)] = &[
+    ("can", "not", false),
+    ("d", "'ye", false),
+    ("gim", "me", false),
+    ("gon", "na", false),
+    ("got", "ta", false),
+    ("lem", "me", false),
+    ("more", "'n", false),
+    ("wan", "na", true),
+];
 
 /// `([^' ])('[sS]|'[mM]|'[dD]|') ` -> `\1 \2 `
 pub(super) fn clitic_short(s: &[u8], o: &mut Buf) -> bool {
