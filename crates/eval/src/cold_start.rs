@@ -22,23 +22,7 @@ use pgraphrag_graph::{Scope, UserItemGraph};
 use pgraphrag_prompt::pgraphrag::{Mode, py_rating};
 
 use crate::RunConfig;
-
-/// The store key of the summary for `profile`'s target item without `profile`'s user:
-/// `{item as JSON}|{user}` (the JSON keeps `123` and `"123"` apart as the released code's
-/// graph does).
-///
-/// ```
-/// use pgraphrag_core::{ItemId, RankedProfile};
-/// let p = RankedProfile { user_id: "u1".into(), target_item: ItemId::Int(7), ..Default::default() };
-/// assert_eq!(pgraphrag_eval::cold_start::item_summary_key(&p), "7|u1");
-/// let q = RankedProfile { user_id: "u1".into(), target_item: "7".into(), ..Default::default() };
-/// assert_eq!(pgraphrag_eval::cold_start::item_summary_key(&q), "\"7\"|u1");
-/// ```
-pub fn item_summary_key(profile: &RankedProfile) -> String {
-    let item = serde_json::to_string(&profile.target_item)
-        .unwrap_or_else(|_| profile.target_item.to_string());
-    format!("{item}|{}", profile.user_id)
-}
+pub use crate::grid::item_summary_key;
 
 /// One LaMP-shaped question per profile, for `SummarizeJob` with
 /// `SummaryScope::Question` and `EntryFormat::PRODUCT_REVIEW`: id [`item_summary_key`], an

@@ -263,7 +263,7 @@ impl Bench {
     pub fn prompt(&self, profile: &RankedProfile, config: RunConfig) -> Prompt {
         let summary = if config.item_summary {
             self.item_summaries
-                .get(&crate::cold_start::item_summary_key(profile))
+                .get(&item_summary_key(profile))
                 .map(String::as_str)
         } else {
             None
@@ -437,6 +437,23 @@ impl Bench {
         };
         Ok((outs, stats))
     }
+}
+
+/// The store key of the summary for `profile`'s target item without `profile`'s user:
+/// `{item as JSON}|{user}` (the JSON keeps `123` and `"123"` apart as the released code's
+/// graph does).
+///
+/// ```
+/// use pgraphrag_core::{ItemId, RankedProfile};
+/// let p = RankedProfile { user_id: "u1".into(), target_item: ItemId::Int(7), ..Default::default() };
+/// assert_eq!(pgraphrag_eval::cold_start::item_summary_key(&p), "7|u1");
+/// let q = RankedProfile { user_id: "u1".into(), target_item: "7".into(), ..Default::default() };
+/// assert_eq!(pgraphrag_eval::cold_start::item_summary_key(&q), "\"7\"|u1");
+/// ```
+pub fn item_summary_key(profile: &RankedProfile) -> String {
+    let item = serde_json::to_string(&profile.target_item)
+        .unwrap_or_else(|_| profile.target_item.to_string());
+    format!("{item}|{}", profile.user_id)
 }
 
 #[cfg(test)]

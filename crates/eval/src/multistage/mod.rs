@@ -64,6 +64,7 @@ mod grid_tests;
 mod plan;
 mod prepare;
 mod results;
+mod score;
 mod start;
 
 pub use cells::{
@@ -77,7 +78,6 @@ pub use prepare::{
     Prepared, Preparer, StageTimes, SummaryLabeler, SynthesisLabeler, past_docs, train_documents,
     train_idf,
 };
-pub use results::{
-    CellScores, MultistageRow, MultistageTable, PredictionRecord, SIGNIFICANCE, score_cell,
-};
+pub use results::{MultistageRow, MultistageTable, PredictionRecord, SIGNIFICANCE};
+pub use score::{CellScores, score_cell};
 pub use start::{document_start, prepend_start};

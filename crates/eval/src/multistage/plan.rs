@@ -5,8 +5,6 @@ use pgraphrag_corpora::multistage::Example;
 use pgraphrag_stages::multistage::ContextMode;
 use serde::Serialize;
 
-use super::grid::CellRun;
-use super::results::score_cell;
 use super::{Cell, CellKind, Prepared, RankerName};
 use crate::{Error, Result, Wrapper};
 
@@ -198,35 +196,5 @@ impl MultistageGrid {
             }
         }
         Ok(())
-    }
-
-    /// The best of the cells that `key` maps to a value, by mean ROUGE-1; `given` wins; with
-    /// no such cell, `default`.
-    pub(super) fn pick<T: Copy>(
-        &self,
-        runs: &[Option<CellRun>],
-        examples: &[Example],
-        key: impl Fn(CellKind) -> Option<T>,
-        given: Option<T>,
-        default: T,
-    ) -> (T, BestChoice) {
-        if let Some(t) = given {
-            return (t, BestChoice::Given);
-        }
-        let targets: Vec<&str> = examples.iter().map(|e| e.target.as_str()).collect();
-        let mut best: Option<(T, f64)> = None;
-        for run in runs.iter().flatten() {
-            let Some(t) = key(run.cell.kind) else {
-                continue;
-            };
-            let r1 = score_cell(&run.predictions, &targets).rouge1_mean();
-            if best.is_none_or(|(_, b)| r1 > b) {
-                best = Some((t, r1));
-            }
-        }
-        match best {
-            Some((t, rouge1)) => (t, BestChoice::ByRouge1 { rouge1 }),
-            None => (default, BestChoice::PaperDefault),
-        }
     }
 }
