@@ -206,6 +206,9 @@ impl SummaryStore {
     pub fn get(&self, key: &SummaryKey<'_>) -> Result<Option<StoredSummary>> {
         let conn = match self.store.conn() {
             Conn::Sqlite(conn) => conn,
+            #[cfg(not(feature = "postgres"))]
+            #[allow(unreachable_patterns)]
+            _ => return Err(self.store.no_postgres().into()),
             #[cfg(feature = "postgres")]
             Conn::Postgres(t) => {
                 let row = pg(t, "reading a summary", |c| {
@@ -251,6 +254,9 @@ impl SummaryStore {
     pub fn put(&self, key: &SummaryKey<'_>, summary: &crate::Summary, seconds: f64) -> Result<()> {
         let conn = match self.store.conn() {
             Conn::Sqlite(conn) => conn,
+            #[cfg(not(feature = "postgres"))]
+            #[allow(unreachable_patterns)]
+            _ => return Err(self.store.no_postgres().into()),
             #[cfg(feature = "postgres")]
             Conn::Postgres(t) => {
                 let (kept, dropped) = (summary.fit.kept as i64, summary.fit.dropped as i64);
@@ -310,6 +316,9 @@ impl SummaryStore {
                 )
                 .optional()
                 .map_err(self.err())?,
+            #[cfg(not(feature = "postgres"))]
+            #[allow(unreachable_patterns)]
+            _ => return Err(self.store.no_postgres().into()),
             #[cfg(feature = "postgres")]
             Conn::Postgres(t) => pg(t, "reading a summary's profile hash", |c| {
                 c.query_opt(
@@ -342,6 +351,9 @@ impl SummaryStore {
     pub fn configs(&self) -> Result<Vec<StoreConfig>> {
         let conn = match self.store.conn() {
             Conn::Sqlite(conn) => conn,
+            #[cfg(not(feature = "postgres"))]
+            #[allow(unreachable_patterns)]
+            _ => return Err(self.store.no_postgres().into()),
             #[cfg(feature = "postgres")]
             Conn::Postgres(t) => {
                 let rows = pg(t, "listing the models and versions", |c| {
@@ -425,6 +437,9 @@ impl SummaryStore {
         self.check_config(model, version)?;
         let conn = match self.store.conn() {
             Conn::Sqlite(conn) => conn,
+            #[cfg(not(feature = "postgres"))]
+            #[allow(unreachable_patterns)]
+            _ => return Err(self.store.no_postgres().into()),
             #[cfg(feature = "postgres")]
             Conn::Postgres(t) => {
                 let rows = pg(t, "reading the summaries", |c| {
@@ -487,6 +502,9 @@ impl SummaryStore {
             Conn::Sqlite(conn) => conn
                 .query_row("SELECT COUNT(*) FROM summaries", [], |r| r.get(0))
                 .map_err(self.err())?,
+            #[cfg(not(feature = "postgres"))]
+            #[allow(unreachable_patterns)]
+            _ => return Err(self.store.no_postgres().into()),
             #[cfg(feature = "postgres")]
             Conn::Postgres(t) => pg(t, "counting summaries", |c| {
                 c.query_one("SELECT count(*) FROM pgraphrag_summaries", &[])

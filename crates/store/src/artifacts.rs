@@ -203,6 +203,15 @@ impl Artifacts {
         }
     }
 
+    /// [`Error::NoPostgres`] for this store: what a store answers when its own crate was built
+    /// without PostgreSQL support but this crate with it, so a [`Conn::Postgres`] arm exists
+    /// that the store has no statements for. (Its [`Artifact`] then declares no PostgreSQL
+    /// table, so it is never opened there; the arm only makes the store's `match` whole under
+    /// every combination of features.)
+    pub fn no_postgres(&self) -> Error {
+        Error::NoPostgres { kind: self.kind }
+    }
+
     /// Turns a failed SQLite statement into [`Error::Query`], naming the store, its file and
     /// `what` was being done.
     pub fn failed(&self, what: &str) -> impl Fn(rusqlite::Error) -> Error + '_ {

@@ -154,6 +154,9 @@ impl EmbeddingCache {
     pub fn get_many(&self, model: &str, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
         let conn = match self.store.conn() {
             Conn::Sqlite(conn) => conn,
+            #[cfg(not(feature = "postgres"))]
+            #[allow(unreachable_patterns)]
+            _ => return Err(self.store.no_postgres().into()),
             #[cfg(feature = "postgres")]
             Conn::Postgres(t) => {
                 let keys: Vec<Vec<u8>> = texts.iter().map(|t| text_key(t).to_vec()).collect();
@@ -200,6 +203,9 @@ impl EmbeddingCache {
     pub fn put_many(&self, model: &str, items: &[(&str, &[f32])]) -> Result<()> {
         let mut conn = match self.store.conn() {
             Conn::Sqlite(conn) => conn,
+            #[cfg(not(feature = "postgres"))]
+            #[allow(unreachable_patterns)]
+            _ => return Err(self.store.no_postgres().into()),
             #[cfg(feature = "postgres")]
             Conn::Postgres(t) => {
                 return t
@@ -241,6 +247,9 @@ impl EmbeddingCache {
     pub fn len(&self) -> Result<usize> {
         let conn = match self.store.conn() {
             Conn::Sqlite(conn) => conn,
+            #[cfg(not(feature = "postgres"))]
+            #[allow(unreachable_patterns)]
+            _ => return Err(self.store.no_postgres().into()),
             #[cfg(feature = "postgres")]
             Conn::Postgres(t) => {
                 return t

@@ -85,16 +85,6 @@ impl PgError {
     }
 }
 
-impl From<PgError> for crate::Error {
-    fn from(e: PgError) -> Self {
-        if e.is_unavailable() {
-            crate::Error::StoreUnavailable(e.to_string())
-        } else {
-            crate::Error::Postgres(Box::new(e))
-        }
-    }
-}
-
 /// `Result` with [`PgError`].
 pub(crate) type PgResult<T> = std::result::Result<T, PgError>;
 
