@@ -26,6 +26,7 @@
 #![deny(missing_docs)]
 
 pub mod api;
+mod app;
 mod chat;
 mod error;
 mod follow;
@@ -41,12 +42,12 @@ mod service;
 pub mod store;
 pub mod summaries;
 
+pub use app::router;
 pub use chat::{Backend, ChatBackend, Delta, Deltas};
 pub use error::{Error, Result};
 pub use keys::Keys;
 /// A backend's answer (the same type as `pgraphrag-llm`'s OpenAI client's).
 pub use pgraphrag_llm::Completion;
-pub use routes::router;
 pub use service::{Service, ServiceOptions, Tenant};
 pub use summaries::SummaryOptions;
 #[cfg(feature = "jetstream")]

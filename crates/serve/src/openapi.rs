@@ -20,7 +20,7 @@ use utoipa::{Modify, OpenApi};
         crate::routes::chat_completions,
         crate::routes::healthz,
         crate::routes::metrics,
-        crate::routes::openapi,
+        openapi,
     ),
     modifiers(&Bearer)
 )]
@@ -55,4 +55,11 @@ pub fn document() -> utoipa::openapi::OpenApi {
     let mut doc = Api::openapi();
     doc.info.version = env!("CARGO_PKG_VERSION").to_string();
     doc
+}
+
+/// This document.
+#[utoipa::path(get, path = "/openapi.json", tag = "operations",
+    responses((status = 200, description = "The OpenAPI 3.1 document of this service", body = Object)))]
+pub(crate) async fn openapi() -> axum::Json<utoipa::openapi::OpenApi> {
+    axum::Json(document())
 }

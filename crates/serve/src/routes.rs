@@ -1,64 +1,22 @@
-//! The routes of the HTTP contract and the middleware around them (keys, rate limit,
-//! metrics, body size, timeouts).
+//! The handlers of the HTTP contract's routes (`crate::app::router` puts them together with
+//! the middleware).
 
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::{DefaultBodyLimit, Path, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::middleware::{self, Next};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
 use pgraphrag_core::{Entry, Task};
 use pgraphrag_prompt::pgraphrag::{Mode, PromptBuilder};
 use pgraphrag_retrieval::live::{Context, ContextRequest, Document, RetrieverKind, Scope};
-use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::timeout::TimeoutLayer;
 
 use crate::api::{
     ApiError, ApiJson, ContextAnswer, ContextBody, EntryOut, PutDocument, RetrieverName, ScopeName,
     SummaryOut, UserReceipt, WriteAnswer,
 };
 use crate::chat::{self, ChatBody};
-use crate::middleware::{TenantName, authenticate, json_errors, measure};
+use crate::middleware::TenantName;
 use crate::service::{Service, Tenant};
-
-/// The service's routes: the HTTP contract of `docs/serve.md`.
-pub fn router(service: Service) -> Router {
-    let opts = &service.inner.opts;
-    let (max_body, timeout) = (opts.max_body, opts.timeout);
-    let api = Router::new()
-        .route(
-            "/v1/users/{user}/documents/{doc}",
-            put(put_document).delete(delete_document),
-        )
-        .route("/v1/users/{user}", axum::routing::delete(delete_user))
-        .route("/v1/context", post(context))
-        .route("/v1/chat/completions", post(chat_completions))
-        .route_layer(middleware::from_fn_with_state(
-            service.clone(),
-            authenticate,
-        ));
-    Router::new()
-        .merge(api)
-        .route("/healthz", get(healthz))
-        .route("/openapi.json", get(openapi))
-        .route("/metrics", get(metrics))
-        .fallback(|| async { ApiError::not_found("no such route; see docs/serve.md") })
-        // tower-http's limit (an announced body over the limit is refused before it is read,
-        // a streamed one when it passes the limit) instead of axum's default 2 MB.
-        .layer(DefaultBodyLimit::disable())
-        .layer(RequestBodyLimitLayer::new(max_body))
-        .layer(middleware::from_fn_with_state(service.clone(), measure))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::SERVICE_UNAVAILABLE,
-            timeout,
-        ))
-        .layer(middleware::from_fn(move |req: Request, next: Next| {
-            json_errors(req, next, max_body, timeout)
-        }))
-        .with_state(service)
-}
 
 fn tenant<'a>(s: &'a Service, req_tenant: &TenantName) -> Result<&'a Tenant, ApiError> {
     s.tenant(&req_tenant.0)
@@ -97,7 +55,7 @@ fn parse_time(t: Option<&str>) -> Result<Option<i64>, ApiError> {
         (status = 503, description = "The store is unavailable or the request timed out; retry", body = crate::api::ErrorBody),
     ),
     security(("bearer" = [])))]
-async fn put_document(
+pub(crate) async fn put_document(
     State(s): State<Service>,
     axum::Extension(t): axum::Extension<TenantName>,
     Path((user, doc)): Path<(String, String)>,
@@ -137,7 +95,7 @@ async fn put_document(
         (status = 503, description = "The store is unavailable or the request timed out; retry", body = crate::api::ErrorBody),
     ),
     security(("bearer" = [])))]
-async fn delete_document(
+pub(crate) async fn delete_document(
     State(s): State<Service>,
     axum::Extension(t): axum::Extension<TenantName>,
     Path((user, doc)): Path<(String, String)>,
@@ -164,7 +122,7 @@ async fn delete_document(
         (status = 503, description = "The store is unavailable or the request timed out; retry", body = crate::api::ErrorBody),
     ),
     security(("bearer" = [])))]
-async fn delete_user(
+pub(crate) async fn delete_user(
     State(s): State<Service>,
     axum::Extension(t): axum::Extension<TenantName>,
     Path(user): Path<String>,
@@ -279,7 +237,7 @@ fn mode(scope: ScopeName) -> Mode {
         (status = 503, description = "The store is unavailable or the request timed out; retry", body = crate::api::ErrorBody),
     ),
     security(("bearer" = [])))]
-async fn context(
+pub(crate) async fn context(
     State(s): State<Service>,
     axum::Extension(t): axum::Extension<TenantName>,
     ApiJson(body): ApiJson<ContextBody>,
@@ -338,7 +296,7 @@ async fn context(
         (status = 503, description = "The store is unavailable or the request timed out; retry", body = crate::api::ErrorBody),
     ),
     security(("bearer" = [])))]
-async fn chat_completions(
+pub(crate) async fn chat_completions(
     State(s): State<Service>,
     axum::Extension(t): axum::Extension<TenantName>,
     ApiJson(body): ApiJson<ChatBody>,
@@ -394,7 +352,7 @@ async fn chat_completions(
 /// Liveness and configuration.
 #[utoipa::path(get, path = "/healthz", tag = "operations",
     responses((status = 200, description = "`{\"status\": \"ok\", ...}`", body = Object)))]
-async fn healthz(State(s): State<Service>) -> axum::Json<serde_json::Value> {
+pub(crate) async fn healthz(State(s): State<Service>) -> axum::Json<serde_json::Value> {
     axum::Json(serde_json::json!({
         "status": "ok",
         "tenants": s.inner.keys.tenants().len(),
@@ -406,7 +364,7 @@ async fn healthz(State(s): State<Service>) -> axum::Json<serde_json::Value> {
 /// Prometheus metrics (text format).
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Requests, latency histograms, index sizes, queue depth", content_type = "text/plain")))]
-async fn metrics(State(s): State<Service>) -> Response {
+pub(crate) async fn metrics(State(s): State<Service>) -> Response {
     // The shared queue's depth is one request away: bounded, NaN when it does not answer.
     let depth = match tokio::time::timeout(Duration::from_secs(2), s.queue_depth()).await {
         Ok(Ok(n)) => n as f64,
@@ -456,11 +414,4 @@ async fn metrics(State(s): State<Service>) -> Response {
         "text/plain; version=0.0.4".parse().expect("a valid header"),
     );
     (headers, text).into_response()
-}
-
-/// This document.
-#[utoipa::path(get, path = "/openapi.json", tag = "operations",
-    responses((status = 200, description = "The OpenAPI 3.1 document of this service", body = Object)))]
-async fn openapi() -> axum::Json<utoipa::openapi::OpenApi> {
-    axum::Json(crate::openapi::document())
 }

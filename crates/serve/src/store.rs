@@ -4,6 +4,7 @@
 //! `synchronous = FULL`) through `pgraphrag-store`'s one SQLite setup. A write returns only
 //! once its transaction is committed, so an acknowledged write survives a crash.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -12,8 +13,6 @@ use pgraphrag_store::sqlite::{self, Schema};
 use rusqlite::{Connection, params};
 
 use crate::{Error, Result};
-
-pub use crate::follow::{Change, Changes, Cursor, UserData};
 
 /// A user's stored task summary: its text and a fingerprint of the documents it was made
 /// from (so that a summary of documents that have changed since is known to be stale).
@@ -302,5 +301,121 @@ impl DocumentStore for Store {
             ),
         }
         .map_err(db)
+    }
+}
+
+/// Where a follower stands in a shared store's change log: per tenant, the id of the last
+/// change it has applied (every change of that tenant up to it is in its index).
+///
+/// ```
+/// use pgraphrag_serve::store::Cursor;
+/// let mut c = Cursor::new(["acme"]);
+/// c.advance("acme", 7);
+/// c.advance("acme", 3); // never goes back
+/// assert_eq!(c.get("acme"), Some(7));
+/// assert_eq!(c.get("beta"), None); // not followed
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cursor {
+    tenants: BTreeMap<String, u64>,
+}
+
+impl Cursor {
+    /// A cursor at the start of the log for each of `tenants`.
+    pub fn new<S: Into<String>>(tenants: impl IntoIterator<Item = S>) -> Self {
+        Cursor {
+            tenants: tenants.into_iter().map(|t| (t.into(), 0)).collect(),
+        }
+    }
+
+    /// `tenant`'s position, or `None` when it is not followed.
+    pub fn get(&self, tenant: &str) -> Option<u64> {
+        self.tenants.get(tenant).copied()
+    }
+
+    /// Moves `tenant`'s position to `id` if that is later (a followed tenant only).
+    pub fn advance(&mut self, tenant: &str, id: u64) {
+        if let Some(at) = self.tenants.get_mut(tenant) {
+            *at = (*at).max(id);
+        }
+    }
+
+    /// Sets `tenant`'s position (after a reload), following it from now on.
+    pub fn set(&mut self, tenant: &str, id: u64) {
+        self.tenants.insert(tenant.to_string(), id);
+    }
+
+    /// The followed tenants and their positions.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.tenants.iter().map(|(t, &id)| (t.as_str(), id))
+    }
+}
+
+/// One entry of a shared store's change log: a write to one user of one tenant.
+///
+/// ```
+/// use pgraphrag_serve::store::Change;
+/// let c = Change { id: 12, tenant: "acme".into(), user: "ann".into(), own: false };
+/// assert!(!c.own); // another process wrote it: the follower applies it
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// Its position in the log (increasing within a tenant).
+    pub id: u64,
+    /// The tenant.
+    pub tenant: String,
+    /// The user whose documents or summary changed.
+    pub user: String,
+    /// Whether this process (this store handle) made it.
+    pub own: bool,
+}
+
+/// What [`DocumentStore::changes`] found after a cursor.
+///
+/// ```
+/// use pgraphrag_serve::store::Changes;
+/// let none = Changes::default();
+/// assert!(none.changes.is_empty() && none.reload.is_empty());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// The changes after the cursor, oldest first.
+    pub changes: Vec<Change>,
+    /// Tenants some of whose changes after the cursor are no longer in the log (it keeps
+    /// them for a limited time): a follower reloads these tenants whole.
+    pub reload: Vec<String>,
+}
+
+/// One user's data as a store holds it now.
+///
+/// ```
+/// use pgraphrag_serve::store::{Loaded, UserData};
+/// assert_eq!(UserData::from_loaded(Loaded::default(), "acme", "ann"), UserData::default());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UserData {
+    /// The user's documents, in the order they were first written.
+    pub documents: Vec<Document>,
+    /// The user's summary, if one is stored.
+    pub summary: Option<StoredSummary>,
+}
+
+impl UserData {
+    /// `user` of `tenant` picked out of everything a store loaded (the provided
+    /// [`DocumentStore::user_data`]).
+    pub fn from_loaded(loaded: Loaded, tenant: &str, user: &str) -> Self {
+        UserData {
+            documents: loaded
+                .documents
+                .into_iter()
+                .filter(|(t, d)| t == tenant && d.user == user)
+                .map(|(_, d)| d)
+                .collect(),
+            summary: loaded
+                .summaries
+                .into_iter()
+                .find(|(t, s)| t == tenant && s.user == user)
+                .map(|(_, s)| s),
+        }
     }
 }
