@@ -7,6 +7,7 @@
 //! | `dense_retrieval` | a user's profile reviews ranked with all-MiniLM-L6-v2 (`DenseRetriever`) |
 //! | `metrics` | ROUGE, METEOR and BLEU on a few prediction/reference pairs |
 //! | `openai_client` | generation through an OpenAI-compatible server (`OpenAiClient`) |
+//! | `paper_runs` | the paper pipelines as library values: `pgraphrag-runs` specs chained (corpus conversion, multistage examples, multistage baselines) |
 //! | `own_generator` | your own `Generator` (an extractive baseline) in PGraphRAG's grid (`pgraphrag_eval::Bench`) |
 //!
 //! Run one with `cargo run -p pgraphrag-examples --example NAME -- ARGS` (each file's doc

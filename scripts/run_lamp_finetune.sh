@@ -70,6 +70,8 @@ for name, rows in [("eval", train[:n_eval]), ("train", train[offset:offset + n_t
 PY
 
 # Summaries of every user of the three sets (one store; greedy, as scripts/run_lamp.sh makes them).
+# `--export` writes every summary of the store (this model and prompt), so the last set's export
+# holds all three sets' users.
 SUMMARIES=$FT/summaries.jsonl
 if [[ ! -s $SUMMARIES ]]; then
   for set in eval train val; do
@@ -78,7 +80,7 @@ if [[ ! -s $SUMMARIES ]]; then
       --store "$FT/summaries.sqlite" --summary-scope user --max-new-tokens 64 \
       --export "$FT/summaries-$set.jsonl" --journal "$FT/summarize-$set.journal"
   done
-  cat "$FT"/summaries-{eval,train,val}.jsonl > "$SUMMARIES.tmp" && mv "$SUMMARIES.tmp" "$SUMMARIES"
+  mv "$FT/summaries-val.jsonl" "$SUMMARIES"
 fi
 
 grid() { # grid SET OUTPUTS CELL ARGS...: the zero-shot grid's settings on one question set

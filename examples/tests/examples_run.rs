@@ -15,8 +15,9 @@ mod support;
 use support::*;
 
 /// Every example of the workspace: (package, example name).
-const EXAMPLES: [(&str, &str); 19] = [
+const EXAMPLES: [(&str, &str); 20] = [
     ("pgraphrag-examples", "pgraphrag"),
+    ("pgraphrag-examples", "paper_runs"),
     ("pgraphrag-examples", "online"),
     ("pgraphrag-examples", "kragrec"),
     ("pgraphrag-examples", "lamp_summary"),
@@ -125,6 +126,27 @@ fn compose_your_own_ranks_three_users() {
         !scores.is_empty() && scores.iter().all(|s| s.is_finite() && *s > 0.0),
         "{out}"
     );
+}
+
+#[test]
+fn paper_runs_chains_three_specs_on_a_real_split() {
+    let out = run(
+        "pgraphrag-examples",
+        "paper_runs",
+        &[split("gap_dev").to_str().unwrap()],
+        &[],
+    );
+    assert!(
+        out.starts_with("4356 documents by 2500 authors\n23 multistage examples\n"),
+        "{out}"
+    );
+    let start = out
+        .lines()
+        .find(|l| l.starts_with("| passage_start | 23 |"))
+        .unwrap_or_else(|| panic!("no passage_start row:\n{out}"));
+    // ROUGE-1 equals ROUGE-L for a prefix of the target (the fourth and last value cells).
+    let cells: Vec<&str> = start.split('|').map(str::trim).collect();
+    assert_eq!(cells[4], cells[6], "{start}");
 }
 
 #[test]
