@@ -76,11 +76,5 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         language: args.language.map(Into::into),
         wordnet,
     };
-    let report = spec.run(&Bar::new(true))?;
-    if let Some(out) = &args.out {
-        report.write(out)?;
-        eprintln!("wrote {}", out.display());
-    }
-    println!("{}", report.markdown);
-    Ok(())
+    crate::output::baselines(&spec.run(&Bar::new(true))?, args.out.as_deref())
 }

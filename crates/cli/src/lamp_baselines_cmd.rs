@@ -82,11 +82,5 @@ pub fn run(a: BaselinesArgs) -> anyhow::Result<()> {
         seeds: a.seeds,
         fine_tuned: a.fine_tuned,
     };
-    let report = spec.run()?;
-    if let Some(out) = &a.out {
-        report.write(out)?;
-        eprintln!("wrote {}", out.display());
-    }
-    println!("{}", report.markdown);
-    Ok(())
+    crate::output::baselines(&spec.run()?, a.out.as_deref())
 }

@@ -93,13 +93,7 @@ fn baselines(a: BaselinesArgs) -> anyhow::Result<()> {
         limit: a.limit,
         grid: a.grid,
     };
-    let report = spec.run()?;
-    if let Some(out) = &a.out {
-        report.write(out)?;
-        eprintln!("wrote {}", out.display());
-    }
-    println!("{}", report.markdown);
-    Ok(())
+    crate::output::baselines(&spec.run()?, a.out.as_deref())
 }
 
 fn build(a: BuildArgs) -> anyhow::Result<()> {

@@ -106,3 +106,16 @@ mod tests {
         assert_eq!(exit_code(&anyhow::Error::new(lib).context("writing")), 2);
     }
 }
+
+/// A baselines run's report: its files written into `out` (when given), then its table printed.
+pub fn baselines(
+    report: &pgraphrag_runs::BaselinesReport,
+    out: Option<&Path>,
+) -> anyhow::Result<()> {
+    if let Some(out) = out {
+        report.write(out)?;
+        eprintln!("wrote {}", out.display());
+    }
+    println!("{}", report.markdown);
+    Ok(())
+}

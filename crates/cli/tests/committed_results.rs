@@ -101,6 +101,25 @@ fn corpora() -> Option<PathBuf> {
     None
 }
 
+/// A baselines run's `results.md`, `results.csv` and `predictions.jsonl` in `out` equal the
+/// committed ones in `theirs` (the predictions gzipped there); a difference names the file and
+/// the script that remakes it.
+fn same_baselines(out: &Path, theirs: &Path, script: &str) {
+    for f in ["results.md", "results.csv"] {
+        assert!(
+            std::fs::read(out.join(f)).unwrap() == std::fs::read(theirs.join(f)).unwrap(),
+            "{} differs from a recomputation (scripts/{script} remakes it)",
+            theirs.join(f).display()
+        );
+    }
+    let gz = theirs.join("predictions.jsonl.gz");
+    assert!(
+        std::fs::read(out.join("predictions.jsonl")).unwrap() == gunzip(&gz),
+        "{} differs from a recomputation (scripts/{script} remakes it)",
+        gz.display()
+    );
+}
+
 /// Runs `pgraphrag ARGS`, failing the test with its stderr when it fails.
 fn pgraphrag(args: &[&std::ffi::OsStr]) {
     let run = Command::new(env!("CARGO_BIN_EXE_pgraphrag"))
@@ -194,19 +213,7 @@ fn lamp_grids(tmp: &Path, corpus: (&str, &str, PathBuf, Option<&str>), grids: &[
         ];
         lamp("baselines", &[&rows[..], &validation[..]].concat(), &out);
         let theirs = committed.join(grid);
-        for f in ["results.md", "results.csv"] {
-            assert!(
-                std::fs::read(out.join(f)).unwrap() == std::fs::read(theirs.join(f)).unwrap(),
-                "{} differs from a recomputation (scripts/run_lamp_baselines.sh remakes it)",
-                theirs.join(f).display()
-            );
-        }
-        let gz = theirs.join("predictions.jsonl.gz");
-        assert!(
-            std::fs::read(out.join("predictions.jsonl")).unwrap() == gunzip(&gz),
-            "{} differs from a recomputation (scripts/run_lamp_baselines.sh remakes it)",
-            gz.display()
-        );
+        same_baselines(&out, &theirs, "run_lamp_baselines.sh");
         // The grid's own table, from its committed predictions (scripts/run_lamp.sh's flags).
         let rescored = tmp.join(format!("rescored-{grid}"));
         lamp("rescore", &rows, &rescored);
@@ -326,19 +333,7 @@ fn the_committed_multistage_baselines_recompute_byte_for_byte() {
             out.as_os_str(),
         ]);
         let theirs = committed.join(name);
-        for f in ["results.md", "results.csv"] {
-            assert!(
-                std::fs::read(out.join(f)).unwrap() == std::fs::read(theirs.join(f)).unwrap(),
-                "{} differs from a recomputation (scripts/run_multistage_baselines.sh remakes it)",
-                theirs.join(f).display()
-            );
-        }
-        let gz = theirs.join("predictions.jsonl.gz");
-        assert!(
-            std::fs::read(out.join("predictions.jsonl")).unwrap() == gunzip(&gz),
-            "{} differs from a recomputation (scripts/run_multistage_baselines.sh remakes it)",
-            gz.display()
-        );
+        same_baselines(&out, &theirs, "run_multistage_baselines.sh");
     }
 }
 

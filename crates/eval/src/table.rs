@@ -108,22 +108,28 @@ impl TextScorer {
     }
 }
 
+/// A [`Scorer`]'s inputs checked: one prediction per reference, at least one.
+pub(crate) fn check_pairs(predictions: &[String], references: &[String]) -> Result<()> {
+    if predictions.len() != references.len() || predictions.is_empty() {
+        return Err(Error::Scoring {
+            config: String::new(),
+            message: format!(
+                "{} predictions for {} references",
+                predictions.len(),
+                references.len()
+            ),
+        });
+    }
+    Ok(())
+}
+
 impl Scorer for TextScorer {
     fn columns(&self) -> Vec<String> {
         vec!["ROUGE-1".into(), "ROUGE-L".into(), "METEOR".into()]
     }
 
     fn score(&self, predictions: &[String], references: &[String]) -> Result<Vec<f64>> {
-        if predictions.len() != references.len() || predictions.is_empty() {
-            return Err(Error::Scoring {
-                config: String::new(),
-                message: format!(
-                    "{} predictions for {} references",
-                    predictions.len(),
-                    references.len()
-                ),
-            });
-        }
+        check_pairs(predictions, references)?;
         let (mut r1, mut rl, mut me) = (0.0, 0.0, 0.0);
         for (p, r) in predictions.iter().zip(references) {
             let s = self.rouge.score(p, r);

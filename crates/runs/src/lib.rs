@@ -39,6 +39,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod baselines_report;
 mod budget;
 pub mod corpus;
 pub mod embed;
@@ -56,6 +57,7 @@ pub mod pgraphrag;
 pub mod store;
 mod training;
 
+pub use baselines_report::BaselinesReport;
 pub use budget::summary_budget;
 pub use error::{BoxError, Error, Result, is_bad_input};
 pub use location::describe_location;

@@ -219,6 +219,43 @@ impl BaselineVsCell {
         }
     }
 
+    /// The first paragraph of a baselines table written beside a grid: the comparison, its
+    /// interval and test over the `rows` (`questions`, `examples`), then [`Self::sentence`].
+    /// `setting` says how the grid's cells were scored (its seeds), when that needs saying.
+    ///
+    /// ```
+    /// use pgraphrag_eval::baselines::BaselineVsCell;
+    /// let c = BaselineVsCell { column: "MAE".into(), lower_is_better: true, n: 300,
+    ///     baseline: "user_mean".into(), baseline_score: 0.857, cell: "sum_k0".into(),
+    ///     cell_score: 2.02, delta: -1.163, interval: (-1.33, -1.01), p_value: 1e-9,
+    ///     regime: "zero-shot".into() };
+    /// assert!(c.headline("ml100k", Some("seed 0"), "questions").starts_with(
+    ///     "Against the zero-shot grid `ml100k` (seed 0): strongest trivial baseline `user_mean` (MAE 0.857)"));
+    /// ```
+    pub fn headline(&self, grid: &str, setting: Option<&str>, rows: &str) -> String {
+        let setting = setting.map_or_else(String::new, |s| format!(" ({s})"));
+        let p = markdown_p(self.p_value);
+        let p = p
+            .strip_prefix('<')
+            .map_or_else(|| format!("= {p}"), |rest| format!("< {rest}"));
+        format!(
+            "Against the {} grid `{grid}`{setting}: strongest trivial baseline `{}` ({} {}), best \
+             cell `{}` ({}); baseline − cell {} [{}, {}] (95% paired bootstrap over {} {rows}), \
+             paired t-test p {p}. {}\n\n",
+            self.regime,
+            self.baseline,
+            self.column,
+            markdown_value(self.baseline_score),
+            self.cell,
+            markdown_value(self.cell_score),
+            markdown_value(self.delta),
+            markdown_value(self.interval.0),
+            markdown_value(self.interval.1),
+            self.n,
+            self.sentence()
+        )
+    }
+
     /// The header of [`BaselineVsCell::to_markdown_row`]'s table (two lines, each ending in a
     /// line break).
     ///

@@ -7,7 +7,7 @@ use pgraphrag_metrics::bleu::compute_bleu;
 
 use super::predict::{Bm25Rule, Earlier, Example, MatchOn, NamedBaseline, Pool, Predictor};
 use crate::multistage::{document_start, score_cell};
-use crate::{Error, Result, Scorer};
+use crate::{Result, Scorer};
 
 /// The [`Example`] of a multistage example: the input is the passage start, the part of the
 /// current document the grid's prompt shows ([`document_start`] of the immediate context:
@@ -108,16 +108,7 @@ impl Scorer for MultistageScorer {
     }
 
     fn score(&self, predictions: &[String], references: &[String]) -> Result<Vec<f64>> {
-        if predictions.len() != references.len() || predictions.is_empty() {
-            return Err(Error::Scoring {
-                config: String::new(),
-                message: format!(
-                    "{} predictions for {} references",
-                    predictions.len(),
-                    references.len()
-                ),
-            });
-        }
+        crate::table::check_pairs(predictions, references)?;
         let refs: Vec<&str> = references.iter().map(String::as_str).collect();
         let s = score_cell(predictions, &refs);
         let bleu = match s.bleu_stats.as_slice() {

@@ -2,7 +2,7 @@
 //! order and limit, golds from the same outputs file), read and scored with the grid's own
 //! reading and metrics, and, given the grid's folder, the strongest of them against the grid's
 //! best cell, paired per question.
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use pgraphrag_core::LampTask;
 use pgraphrag_eval::baselines::{
@@ -10,10 +10,10 @@ use pgraphrag_eval::baselines::{
     lamp_validation_golds, run_baselines, strongest_vs_best,
 };
 use pgraphrag_eval::lamp_grid::{AnswerReading, LampConfig, LampGrid, table3_configs};
-use pgraphrag_eval::{RunDir, markdown_value};
 use serde::{Deserialize, Serialize};
 
 use super::files::{file_name, grid_runs, read_questions};
+pub use crate::BaselinesReport;
 use crate::{Error, Result};
 
 /// The trivial baselines of a LaMP grid (`pgraphrag lamp baselines`).
@@ -54,41 +54,6 @@ pub struct BaselinesSpec {
     /// otherwise zero-shot.
     #[serde(default)]
     pub fine_tuned: bool,
-}
-
-/// The tables of a [`BaselinesSpec`] run.
-#[derive(Debug, Clone)]
-pub struct BaselinesReport {
-    /// `results.md`: with a grid, first the comparison; then the table and its notes.
-    pub markdown: String,
-    /// `predictions.jsonl`: one line per question, every baseline's answer and its scores.
-    pub predictions: String,
-    /// `results.csv`.
-    pub csv: String,
-    /// `comparison.md` (with a grid): the comparison as one row of a Markdown table.
-    pub comparison: Option<String>,
-}
-
-impl BaselinesReport {
-    /// The files [`BaselinesReport::write`] may write.
-    pub const FILES: [&'static str; 4] = [
-        "predictions.jsonl",
-        "results.md",
-        "results.csv",
-        "comparison.md",
-    ];
-
-    /// Writes the files into `dir`, each atomically.
-    pub fn write(&self, dir: &Path) -> Result<()> {
-        let d = RunDir::new(dir);
-        d.write(Self::FILES[0], self.predictions.as_bytes())?;
-        d.write(Self::FILES[1], self.markdown.as_bytes())?;
-        d.write(Self::FILES[2], self.csv.as_bytes())?;
-        if let Some(row) = &self.comparison {
-            d.write(Self::FILES[3], row.as_bytes())?;
-        }
-        Ok(())
-    }
 }
 
 impl BaselinesSpec {
@@ -180,7 +145,17 @@ impl BaselinesSpec {
 
         let mut md = String::new();
         if let Some((name, c)) = &comparison {
-            md.push_str(&headline(name, c, &self.seeds));
+            let seeds = match self.seeds.as_slice() {
+                [s] => format!("seed {s}"),
+                more => format!(
+                    "mean over seeds {}",
+                    more.iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            md.push_str(&c.headline(name, Some(&seeds), "questions"));
         }
         md.push_str(&report.to_markdown());
         md.push_str(&format!(
@@ -212,41 +187,6 @@ impl BaselinesSpec {
             comparison: row,
         })
     }
-}
-
-/// The first line of `results.md` with a grid: the comparison and what it means.
-fn headline(grid: &str, c: &BaselineVsCell, seeds: &[u64]) -> String {
-    let seeds = match seeds {
-        [s] => format!("seed {s}"),
-        more => format!(
-            "mean over seeds {}",
-            more.iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    format!(
-        "Against the {} grid `{grid}` ({seeds}): strongest trivial baseline `{}` ({} {}), \
-         best cell `{}` ({}); baseline − cell {} [{}, {}] (95% paired bootstrap over {} \
-         questions), paired t-test p {}. {}\n\n",
-        c.regime,
-        c.baseline,
-        c.column,
-        markdown_value(c.baseline_score),
-        c.cell,
-        markdown_value(c.cell_score),
-        markdown_value(c.delta),
-        markdown_value(c.interval.0),
-        markdown_value(c.interval.1),
-        c.n,
-        {
-            let p = pgraphrag_eval::markdown_p(c.p_value);
-            p.strip_prefix('<')
-                .map_or_else(|| format!("= {p}"), |rest| format!("< {rest}"))
-        },
-        c.sentence()
-    )
 }
 
 #[cfg(test)]

@@ -10,10 +10,10 @@ use pgraphrag_eval::baselines::{
     AnswerKind, BaselineReport, BaselineVsCell, CellRows, MultistageScorer, multistage_baselines,
     multistage_example, run_baselines, strongest_vs_best,
 };
-use pgraphrag_eval::{RunDir, markdown_value};
 use serde::{Deserialize, Serialize};
 
-use super::setup::load_examples;
+use super::setup::{load_examples, split_examples};
+pub use crate::BaselinesReport;
 use crate::{Error, Result};
 
 /// The compared column: the grid picks its best ranker and summary by it.
@@ -41,31 +41,6 @@ pub struct BaselinesSpec {
     pub grid: Option<PathBuf>,
 }
 
-/// The files of a [`BaselinesSpec`] run.
-#[derive(Debug, Clone)]
-pub struct BaselinesReport {
-    /// `results.md`: with a grid, first the comparison; then the table and its notes.
-    pub markdown: String,
-    /// `predictions.jsonl`: one line per example, every baseline's answer and its scores.
-    pub predictions: String,
-    /// `results.csv`.
-    pub csv: String,
-}
-
-impl BaselinesReport {
-    /// The files [`BaselinesReport::write`] writes.
-    pub const FILES: [&'static str; 3] = ["predictions.jsonl", "results.md", "results.csv"];
-
-    /// Writes the files into `dir`, each atomically.
-    pub fn write(&self, dir: &Path) -> Result<()> {
-        let d = RunDir::new(dir);
-        d.write(Self::FILES[0], self.predictions.as_bytes())?;
-        d.write(Self::FILES[1], self.markdown.as_bytes())?;
-        d.write(Self::FILES[2], self.csv.as_bytes())?;
-        Ok(())
-    }
-}
-
 impl BaselinesSpec {
     /// The paper's test split, every example, no grid.
     pub fn new(examples: impl Into<PathBuf>) -> BaselinesSpec {
@@ -79,20 +54,8 @@ impl BaselinesSpec {
 
     /// Answers, scores and (with a grid) compares.
     pub fn run(&self) -> Result<BaselinesReport> {
-        let mut examples: Vec<Example> = load_examples(&self.examples)?
-            .into_iter()
-            .filter(|e| e.split == self.split)
-            .collect();
-        if let Some(n) = self.limit {
-            examples.truncate(n);
-        }
-        if examples.is_empty() {
-            return Err(Error::Setting(format!(
-                "{} has no {} examples",
-                self.examples.display(),
-                self.split.as_str()
-            )));
-        }
+        let all = load_examples(&self.examples)?;
+        let examples = split_examples(&all, &self.examples, self.split, self.limit)?;
         let rows: Vec<_> = examples.iter().map(multistage_example).collect();
         let golds: Vec<String> = examples.iter().map(|e| e.target.clone()).collect();
         let n = examples.len();
@@ -128,6 +91,7 @@ impl BaselinesSpec {
             markdown: md,
             predictions: report.to_jsonl()?,
             csv: report.table.to_csv(),
+            comparison: None,
         })
     }
 }
@@ -184,19 +148,8 @@ fn compare(dir: &Path, examples: &[Example], report: &BaselineReport) -> Result<
             .collect::<Result<Vec<_>>>()?;
         let c = strongest_vs_best(report, COLUMN, false, &rows)?;
         return Ok(format!(
-            "Against the zero-shot grid `{grid}`: strongest trivial baseline `{}` ({COLUMN} {}), \
-             best cell `{}` ({}); baseline − cell {} [{}, {}] (95% paired bootstrap over {} \
-             examples), paired t-test p {}. {}\n\n{}{}\n",
-            c.baseline,
-            markdown_value(c.baseline_score),
-            c.cell,
-            markdown_value(c.cell_score),
-            markdown_value(c.delta),
-            markdown_value(c.interval.0),
-            markdown_value(c.interval.1),
-            c.n,
-            pgraphrag_eval::markdown_p(c.p_value),
-            c.sentence(),
+            "{}{}{}\n",
+            c.headline(&grid, None, "examples"),
             BaselineVsCell::markdown_header(),
             c.to_markdown_row(&grid)
         ));

@@ -8,7 +8,6 @@ use std::time::Instant;
 
 use pgraphrag_core::Progress;
 use pgraphrag_corpora::lamp::SplitName;
-use pgraphrag_corpora::multistage::Example;
 use pgraphrag_eval::multistage::{
     GridRun, LlmStages, MultistageGrid, Prepared, Preparer, PrependStart, RankerName,
     SummaryLabeler, SynthesisLabeler, parse_cells, parse_summary, summary_name, table2_cells,
@@ -25,7 +24,9 @@ use pgraphrag_stages::multistage::{
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::setup::{Rankers, Warm, load_dense, load_examples, load_wordnet, warm_dense};
+use super::setup::{
+    Rankers, Warm, load_dense, load_examples, load_wordnet, split_examples, warm_dense,
+};
 use crate::{Error, Result, summary_budget};
 
 /// The grid of the paper's Table 2 on one split (`pgraphrag multistage run`). Writes
@@ -160,17 +161,7 @@ impl RunSpec {
         let t0 = Instant::now();
         let all = load_examples(&self.examples)?;
         let split = self.split;
-        let mut examples: Vec<Example> = all.iter().filter(|e| e.split == split).cloned().collect();
-        if let Some(n) = self.limit {
-            examples.truncate(n);
-        }
-        if examples.is_empty() {
-            return Err(Error::Setting(format!(
-                "{} has no {} examples",
-                self.examples.display(),
-                split.as_str()
-            )));
-        }
+        let examples = split_examples(&all, &self.examples, split, self.limit)?;
         let cells = match &self.cells {
             None => table2_cells(),
             Some(names) => parse_cells(names, self.prepend_start).map_err(Error::invalid)?,

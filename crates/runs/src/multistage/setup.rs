@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use pgraphrag_core::Progress;
+use pgraphrag_corpora::lamp::SplitName;
 use pgraphrag_corpora::multistage::{Example, read_examples};
 use pgraphrag_eval::multistage::RankerName;
 use pgraphrag_retrieval::dense::{DenseRetriever, Precision};
@@ -18,6 +19,28 @@ pub(super) fn load_examples(path: &Path) -> Result<Vec<Example>> {
         "reading the examples {} (write them with `pgraphrag multistage build`)",
         path.display()
     )))
+}
+
+/// The examples of `split` among `all` (read from `path`), in file order, the first `limit` of
+/// them; none is an error naming the file and the split.
+pub(super) fn split_examples(
+    all: &[Example],
+    path: &Path,
+    split: SplitName,
+    limit: Option<usize>,
+) -> Result<Vec<Example>> {
+    let mut examples: Vec<Example> = all.iter().filter(|e| e.split == split).cloned().collect();
+    if let Some(n) = limit {
+        examples.truncate(n);
+    }
+    if examples.is_empty() {
+        return Err(Error::Setting(format!(
+            "{} has no {} examples",
+            path.display(),
+            split.as_str()
+        )));
+    }
+    Ok(examples)
 }
 
 /// The dense retriever over the MiniLM folder `dir` at `precision`, its embeddings cached in

@@ -1,18 +1,19 @@
 //! Answers without an LLM on the rows `pgraphrag bench` evaluates (the same users, in the same
 //! order, for the same skip and limit), scored with the grid's own scorers into the same
 //! results table (`pgraphrag baselines`). The baselines are `pgraphrag_eval::baselines`.
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use pgraphrag_core::{Language, Progress, Task};
+use pgraphrag_eval::Recipe;
 use pgraphrag_eval::baselines::{
     AnswerKind, BaselineOptions, bench_rows, pgraphrag_baselines, run_baselines, split_examples,
     split_golds, validation_rows,
 };
-use pgraphrag_eval::{Recipe, RunDir};
 use serde::{Deserialize, Serialize};
 
 use super::bench::split_names;
 use super::source::{load_split, scorer};
+pub use crate::BaselinesReport;
 use crate::{Error, Result};
 
 /// The trivial baselines of a PGraphRAG grid.
@@ -42,31 +43,6 @@ pub struct BaselinesSpec {
     pub language: Option<Language>,
     /// WordNet 3.0 for METEOR (`None`: METEOR not computed).
     pub wordnet: Option<PathBuf>,
-}
-
-/// The tables of a [`BaselinesSpec`] run.
-#[derive(Debug, Clone)]
-pub struct BaselinesReport {
-    /// `results.md`: the table and its notes.
-    pub markdown: String,
-    /// `predictions.jsonl`: one line per user, every baseline's answer and its scores.
-    pub predictions: String,
-    /// `results.csv`.
-    pub csv: String,
-}
-
-impl BaselinesReport {
-    /// The files [`BaselinesReport::write`] writes.
-    pub const FILES: [&'static str; 3] = ["predictions.jsonl", "results.md", "results.csv"];
-
-    /// Writes the files into `dir`, each atomically.
-    pub fn write(&self, dir: &Path) -> Result<()> {
-        let d = RunDir::new(dir);
-        d.write(Self::FILES[0], self.predictions.as_bytes())?;
-        d.write(Self::FILES[1], self.markdown.as_bytes())?;
-        d.write(Self::FILES[2], self.csv.as_bytes())?;
-        Ok(())
-    }
 }
 
 impl BaselinesSpec {
@@ -152,6 +128,7 @@ impl BaselinesSpec {
             markdown,
             predictions: report.to_jsonl()?,
             csv: report.table.to_csv(),
+            comparison: None,
         })
     }
 }
