@@ -79,6 +79,19 @@ pub fn write_with(
     }
 }
 
+/// A baselines run's report: its files written into `out` (when given), then its table printed.
+pub fn baselines(
+    report: &pgraphrag_runs::BaselinesReport,
+    out: Option<&Path>,
+) -> anyhow::Result<()> {
+    if let Some(out) = out {
+        report.write(out)?;
+        eprintln!("wrote {}", out.display());
+    }
+    println!("{}", report.markdown);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,17 +118,4 @@ mod tests {
         let lib = pgraphrag_data::write_atomic(dir.path(), |_| Ok(())).unwrap_err();
         assert_eq!(exit_code(&anyhow::Error::new(lib).context("writing")), 2);
     }
-}
-
-/// A baselines run's report: its files written into `out` (when given), then its table printed.
-pub fn baselines(
-    report: &pgraphrag_runs::BaselinesReport,
-    out: Option<&Path>,
-) -> anyhow::Result<()> {
-    if let Some(out) = out {
-        report.write(out)?;
-        eprintln!("wrote {}", out.display());
-    }
-    println!("{}", report.markdown);
-    Ok(())
 }
