@@ -95,7 +95,7 @@ pub fn multistage_baselines() -> Vec<NamedBaseline> {
 /// ```
 /// use pgraphrag_eval::{Scorer, baselines::MultistageScorer};
 /// let s = MultistageScorer.score(&["the cat sat".into()], &["the cat sat".into()]).unwrap();
-/// assert_eq!(s, vec![100.0; 4]);
+/// assert!(s.iter().all(|v| (v - 100.0).abs() < 1e-9), "{s:?}"); // BLEU, ROUGE-1, -2, -L
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MultistageScorer;
