@@ -1,6 +1,6 @@
 //! The summary-augmented LaMP paper's experiment grid (its Table 3): baselines with k ∈ {0, 1, 4}
 //! retrieved profile items and the user summary with k ∈ {0, 1}, each a [`LampConfig`], run
-//! through the resumable [`CachedGenerator`] (one committed row per answer: a rerun computes
+//! through the resumable [`CachedGenerator`](crate::CachedGenerator) (one committed row per answer: a rerun computes
 //! nothing twice), scored as `LaMP/eval/evaluation.py` scores each task, and summarised per
 //! configuration with bootstrap intervals and paired tests against a baseline.
 //!
