@@ -134,6 +134,20 @@ fn pgraphrag(args: &[&std::ffi::OsStr]) {
     );
 }
 
+/// `pgraphrag corpus convert --source SOURCE --in FROM --out OUT`, as the run scripts convert.
+fn convert(source: &str, from: &Path, out: &Path) {
+    pgraphrag(&[
+        "corpus".as_ref(),
+        "convert".as_ref(),
+        "--source".as_ref(),
+        source.as_ref(),
+        "--in".as_ref(),
+        from.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+}
+
 /// One committed LaMP grid's baselines: converts and builds its corpus as scripts/run_lamp.sh
 /// does (into `tmp`), runs `pgraphrag lamp baselines` as scripts/run_lamp_baselines.sh does,
 /// and compares every file with the committed one.
@@ -143,16 +157,7 @@ fn lamp_grids(tmp: &Path, corpus: (&str, &str, PathBuf, Option<&str>), grids: &[
     let from = match source {
         Some(source) => {
             let converted = tmp.join(format!("{dir}.jsonl"));
-            pgraphrag(&[
-                &os("corpus"),
-                &os("convert"),
-                &os("--source"),
-                &os(source),
-                &os("--in"),
-                from.as_os_str(),
-                &os("--out"),
-                converted.as_os_str(),
-            ]);
+            convert(source, &from, &converted);
             converted
         }
         None => from,
@@ -303,16 +308,7 @@ fn the_committed_multistage_baselines_recompute_byte_for_byte() {
         let built = tmp.path().join(name);
         let out = tmp.path().join(format!("out-{name}"));
         let grid = root.join("docs/results/multistage").join(name);
-        pgraphrag(&[
-            &os("corpus"),
-            &os("convert"),
-            &os("--source"),
-            &os(source),
-            &os("--in"),
-            from.as_os_str(),
-            &os("--out"),
-            corpus.as_os_str(),
-        ]);
+        convert(source, &from, &corpus);
         pgraphrag(&[
             &os("multistage"),
             &os("build"),
